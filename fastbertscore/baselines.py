@@ -1,0 +1,80 @@
+"""Rescaling baselines: read ``LAYER,P,R,F`` tables and apply ``(x - b) / (1 - b)``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import math
+from pathlib import Path
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+_HEADER = ["LAYER", "P", "R", "F"]
+
+
+class BaselineError(ValueError):
+    """A baseline is missing or unreadable; the message says which file and what to do."""
+
+
+def parse_baseline(text: str, source: str) -> torch.Tensor:
+    """Parse a baseline table into ``(L + 1, 3)`` float32 rows of P, R, F (row ``i`` = layer ``i``).
+
+    Raises:
+        BaselineError: the header is not ``LAYER,P,R,F``, a row is short or not numeric, or layers are
+            missing or out of order.
+    """
+    rows = list(csv.reader(io.StringIO(text)))
+    rows = [row for row in rows if row and any(cell.strip() for cell in row)]
+    if not rows:
+        raise BaselineError(f"baseline file {source} is empty")
+    header = [cell.strip() for cell in rows[0]]
+    # Files written by pandas carry an unnamed index column first.
+    offset = 1 if header[:1] == [""] else 0
+    if header[offset:] != _HEADER:
+        raise BaselineError(f"baseline file {source} has header {rows[0]}, expected {','.join(_HEADER)}")
+    values = []
+    for line_no, row in enumerate(rows[1:], start=2):
+        cells = row[offset:]
+        if len(cells) != 4:
+            raise BaselineError(f"baseline file {source} line {line_no}: expected 4 columns, got {len(cells)}")
+        try:
+            layer, *prf = (float(cell) for cell in cells)
+        except ValueError:
+            raise BaselineError(f"baseline file {source} line {line_no}: not a number in {row}") from None
+        if layer != len(values) or not all(math.isfinite(x) and x < 1 for x in prf):
+            raise BaselineError(
+                f"baseline file {source} line {line_no}: expected layer {len(values)} with finite values below 1, "
+                f"got {row}"
+            )
+        values.append(prf)
+    if not values:
+        raise BaselineError(f"baseline file {source} has a header but no rows")
+    return torch.tensor(values, dtype=torch.float64).to(torch.float32)
+
+
+def read_baseline(path: str | Path) -> torch.Tensor:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise BaselineError(f"cannot read baseline file {path}: {error.strerror or error}") from None
+    return parse_baseline(text, str(path))
+
+
+def select_layers(table: torch.Tensor, num_layers: int, all_layers: bool, source: str) -> torch.Tensor:
+    """The baseline row of ``num_layers`` (``(3,)``), or every row (``(L + 1, 1, 3)``) for all layers."""
+    if all_layers:
+        return table.unsqueeze(1)
+    if num_layers >= table.shape[0]:
+        raise BaselineError(f"baseline {source} has layers 0..{table.shape[0] - 1}; layer {num_layers} is missing")
+    return table[num_layers]
+
+
+def rescale(scores: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:
+    """``(x - b) / (1 - b)`` over the last dimension (P, R, F)."""
+    if scores.dim() == 3 and baseline.shape[0] != scores.shape[0]:
+        raise BaselineError(f"baseline has {baseline.shape[0]} layers but the model gives {scores.shape[0]}")
+    return (scores - baseline) / (1 - baseline)

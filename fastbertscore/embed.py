@@ -1,0 +1,62 @@
+"""Token ids → unit-norm contextual embeddings, in length-sorted batches under a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from .match import normalize
+from .models import Encoder
+
+
+def length_batches(lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
+    """Split ``order`` (indices sorted by decreasing length) into batches.
+
+    A batch holds at most ``batch_size`` sequences and at most ``max_tokens`` tokens once padded to its
+    longest member; a single sequence longer than the budget still gets a batch of its own.
+    """
+    batch: list[int] = []
+    for index in order:
+        longest = lengths[batch[0]] if batch else lengths[index]
+        if batch and (len(batch) >= batch_size or (len(batch) + 1) * longest > max_tokens):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
+
+
+def embed(
+    encoder: Encoder,
+    ids: Sequence[list[int]],
+    wanted: Sequence[int],
+    *,
+    pad_id: int,
+    batch_size: int,
+    max_tokens: int,
+    progress: tqdm | None = None,
+) -> dict[int, torch.Tensor]:
+    """Embed the sentences ``wanted`` (indices into ``ids``) on the encoder's device.
+
+    Returns ``{index: (T, D)}`` — ``(T, L + 1, D)`` for an all-layers encoder — unit-norm per token.
+    Longest sentences go first so that an out-of-memory error, if any, comes at once.
+    """
+    device = encoder.device
+    lengths = [len(seq) for seq in ids]
+    order = sorted(wanted, key=lambda i: -lengths[i])
+    out: dict[int, torch.Tensor] = {}
+    for batch in length_batches(lengths, order, batch_size, max_tokens):
+        longest = lengths[batch[0]]
+        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), longest), dtype=torch.long)
+        for row, index in enumerate(batch):
+            input_ids[row, : lengths[index]] = torch.tensor(ids[index], dtype=torch.long)
+            mask[row, : lengths[index]] = 1
+        hidden = normalize(encoder(input_ids.to(device), mask.to(device)))
+        for row, index in enumerate(batch):
+            out[index] = hidden[row, : lengths[index]]
+        if progress is not None:
+            progress.update(len(batch))
+    return out

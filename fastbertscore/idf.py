@@ -1,0 +1,81 @@
+"""Token importance weights: plain (special tokens 0, others 1) or idf over a set of references.
+
+Weights live in a dense vocabulary-sized table, so document counts can be summed across processes
+(an all-reduce of one integer tensor) and looking up a sentence is one indexing operation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def document_frequencies(id_lists: Iterable[list[int]], vocab_size: int) -> torch.Tensor:
+    """Count, for each token id, the number of sentences it occurs in: ``(vocab_size,)`` int64."""
+    counts = torch.zeros(vocab_size, dtype=torch.int64)
+    for ids in id_lists:
+        if ids:
+            counts[torch.tensor(sorted(set(ids)), dtype=torch.int64)] += 1
+    return counts
+
+
+def idf_table(doc_freq: torch.Tensor, num_docs: int) -> torch.Tensor:
+    """``log((M + 1) / (df + 1))`` per token (``log(M + 1)`` for unseen ones), as float32.
+
+    Computed in float64 and rounded once, as ``bert-score`` does with Python floats.
+    """
+    return torch.log((num_docs + 1) / (doc_freq.to(torch.float64) + 1)).to(torch.float32)
+
+
+def plain_table(vocab_size: int, special_ids: Iterable[int | None]) -> torch.Tensor:
+    """Weight 1 for every token but the [CLS]/[SEP]-style tokens, which get 0 (still match targets)."""
+    table = torch.ones(vocab_size, dtype=torch.float32)
+    for token_id in special_ids:
+        if token_id is not None:
+            table[token_id] = 0.0
+    return table
+
+
+def table_from_mapping(weights: Mapping[int, float], vocab_size: int) -> torch.Tensor:
+    """A user's ``{token_id: weight}`` mapping as a table; ids it lacks stay NaN unless it has a default.
+
+    ``bert-score``'s own idf dicts are ``defaultdict``s whose default is the weight of unseen tokens.
+    """
+    default = math.nan
+    factory = getattr(weights, "default_factory", None)
+    if factory is not None:
+        default = float(factory())
+    table = torch.full((vocab_size,), default, dtype=torch.float64)
+    for token_id, weight in weights.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool):
+            raise TypeError(f"idf weights must map int token ids to floats; got key {token_id!r}")
+        if 0 <= token_id < vocab_size:
+            table[token_id] = float(weight)
+    return table.to(torch.float32)
+
+
+def sentence_weights(ids: list[int], table: torch.Tensor, fallback: torch.Tensor) -> torch.Tensor:
+    """Weights of one sentence's tokens, unnormalised ``(T,)`` float32.
+
+    Raises:
+        ValueError: the table has no weight (NaN) for one of the tokens.
+    """
+    index = torch.tensor(ids, dtype=torch.int64)
+    weights = table[index]
+    missing = torch.isnan(weights)
+    if bool(missing.any()):
+        token_id = ids[int(missing.nonzero()[0])]
+        raise ValueError(
+            f"idf has no weight for token id {token_id}; give a weight for every token, "
+            "or a collections.defaultdict whose default is the weight of unseen tokens"
+        )
+    if float(weights.sum()) == 0.0:
+        # Every token occurs in every reference (one reference, or identical ones): idf is 0/0 here, and
+        # bert-score returns NaN. Plain weights are the limit of idf when all tokens are equally common.
+        return fallback[index]
+    return weights

@@ -1,0 +1,44 @@
+"""Greedy cosine matching: pure tensor math, no loading, no logging."""
+
+from __future__ import annotations
+
+import torch
+
+
+def normalize(embeddings: torch.Tensor) -> torch.Tensor:
+    """Divide each token vector by its L2 norm (the same operation ``bert-score`` applies)."""
+    return embeddings / torch.norm(embeddings, dim=-1).unsqueeze(-1)
+
+
+def greedy_match(
+    cand: torch.Tensor,
+    cand_mask: torch.Tensor,
+    cand_weights: torch.Tensor,
+    ref: torch.Tensor,
+    ref_mask: torch.Tensor,
+    ref_weights: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """BERTScore precision, recall and F1 of padded, normalised candidate/reference embeddings.
+
+    Args:
+        cand: ``(..., B, Tc, D)`` unit-norm candidate token embeddings (leading dims, e.g. layers, broadcast).
+        cand_mask: ``(B, Tc)`` bool, True on real tokens.
+        cand_weights: ``(B, Tc)`` token weights, 0 on padding; normalised here to sum to 1 per sentence.
+        ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``.
+
+    Returns:
+        ``(P, R, F)``, each ``(..., B)``. Every token is matched to its most similar token on the other
+        side; padding is never a match (``bert-score`` lets padding act as a similarity of 0, so its
+        scores depend on what else is in the batch whenever a token's best similarity is negative).
+    """
+    sim = torch.matmul(cand, ref.transpose(-1, -2))
+    pair_mask = cand_mask.unsqueeze(-1) & ref_mask.unsqueeze(-2)
+    sim = sim.masked_fill(~pair_mask, float("-inf"))
+    word_precision = sim.max(dim=-1).values.masked_fill(~cand_mask, 0.0)
+    word_recall = sim.max(dim=-2).values.masked_fill(~ref_mask, 0.0)
+    precision_scale = cand_weights / cand_weights.sum(dim=-1, keepdim=True)
+    recall_scale = ref_weights / ref_weights.sum(dim=-1, keepdim=True)
+    P = (word_precision * precision_scale).sum(dim=-1)
+    R = (word_recall * recall_scale).sum(dim=-1)
+    F = 2 * P * R / (P + R)
+    return P, R, F.masked_fill(torch.isnan(F), 0.0)

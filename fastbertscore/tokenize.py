@@ -1,0 +1,65 @@
+"""Text → token ids, the way ``bert-score`` encodes a sentence (stripped, special tokens, truncated)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """Token ids of each text, and how many content (non-special) tokens each has."""
+
+    ids: list[list[int]]
+    content_lengths: list[int]
+    truncated: list[int]  # indices of the texts that were cut at ``max_length``
+
+    def is_empty(self, i: int) -> bool:
+        return self.content_lengths[i] == 0
+
+
+def tokenize(tokenizer, texts: list[str], max_length: int | None) -> Tokenized:
+    """Encode stripped ``texts`` with special tokens, cut at ``max_length`` tokens like ``bert-score``.
+
+    A text is empty when it has no token besides the special ones (``""``, whitespace, or characters the
+    tokenizer drops); ``bert-score`` calls this "length 2", which is wrong for tokenizers that add one
+    special token (T5) or none (GPT-2).
+    """
+    stripped = [text.strip() for text in texts]
+    ids = _encode(tokenizer, stripped, max_length)
+    truncated: list[int] = []
+    if max_length is not None:
+        at_limit = [i for i, seq in enumerate(ids) if len(seq) >= max_length]
+        if at_limit:
+            full = _encode(tokenizer, [stripped[i] for i in at_limit], None)
+            truncated = [i for i, seq in zip(at_limit, full) if len(seq) > max_length]
+    n_special = tokenizer.num_special_tokens_to_add(pair=False)
+    content = [max(0, len(seq) - n_special) for seq in ids]
+    return Tokenized(ids, content, truncated)
+
+
+def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[int]]:
+    if not texts:
+        return []
+    return tokenizer(
+        texts,
+        add_special_tokens=True,
+        truncation=max_length is not None,
+        max_length=max_length,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
+    )["input_ids"]
+
+
+def warn_truncated(count: int, total: int, max_length: int | None) -> None:
+    if count:
+        logger.warning(
+            "%d of %d input texts are longer than the model's %s tokens and were cut at that length, "
+            "as bert-score does; their scores ignore the rest of the text.",
+            count,
+            total,
+            max_length,
+        )

@@ -1,0 +1,115 @@
+"""Input checks shared by ``score``, ``BERTScorer`` and the adapters.
+
+Everything here runs before a model is touched, so bad input never reaches transformers and never
+costs a model load.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Candidates and references flattened into one (candidate, reference) pair per row.
+
+    ``groups[i]`` is the slice of rows that belong to input candidate ``i``; with single references
+    every group has length one.
+    """
+
+    cands: list[str]
+    refs: list[str]
+    groups: list[tuple[int, int]]
+    multi_ref: bool
+
+    def label(self, side: str, row: int) -> str:
+        """Name pair ``row``'s text as the caller wrote it: ``cands[3]``, ``refs[3]`` or ``refs[3][1]``."""
+        owner = bisect_right(self.groups, (row, float("inf"))) - 1
+        if side == "refs" and self.multi_ref:
+            return f"refs[{owner}][{row - self.groups[owner][0]}]"
+        return f"{side}[{owner}]"
+
+
+def _as_list(value, name: str) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
+    return list(value)
+
+
+def check_texts(texts, name: str) -> list[str]:
+    """Return ``texts`` as a list of str, or raise naming the first bad item."""
+    items = _as_list(texts, name)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name}[{i}] is {_describe(item)}; expected a string")
+    return items
+
+
+def check_pairs(cands, refs) -> Pairs:
+    """Validate candidates and (possibly multiple) references and flatten them into pairs.
+
+    ``refs`` is either a list of strings (one reference per candidate) or a list of lists of strings
+    (several references per candidate; the counts may differ between candidates).
+
+    Raises:
+        TypeError: an argument or an item has the wrong type (the message names its index).
+        ValueError: empty input, different lengths, or a candidate with an empty list of references.
+    """
+    cand_list = check_texts(cands, "cands")
+    ref_list = _as_list(refs, "refs")
+    if not cand_list:
+        raise ValueError("cands is empty: give at least one candidate")
+    if len(cand_list) != len(ref_list):
+        raise ValueError(
+            f"cands and refs differ in length ({len(cand_list)} candidates, {len(ref_list)} references); "
+            "give one reference (or one list of references) per candidate"
+        )
+    multi_ref = not isinstance(ref_list[0], str)
+    if not multi_ref:
+        return Pairs(cand_list, check_texts(ref_list, "refs"), [(i, i + 1) for i in range(len(ref_list))], False)
+
+    flat_cands: list[str] = []
+    flat_refs: list[str] = []
+    groups: list[tuple[int, int]] = []
+    for i, (cand, group) in enumerate(zip(cand_list, ref_list)):
+        if isinstance(group, str):
+            raise TypeError(
+                f"refs[{i}] is a string but refs[0] is a list; give every candidate a list of references"
+            )
+        group = check_texts(group, f"refs[{i}]")
+        if not group:
+            raise ValueError(f"refs[{i}] is an empty list; every candidate needs at least one reference")
+        groups.append((len(flat_refs), len(flat_refs) + len(group)))
+        flat_cands.extend([cand] * len(group))
+        flat_refs.extend(group)
+    return Pairs(flat_cands, flat_refs, groups, True)
+
+
+def check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def check_num_layers(num_layers, depth: int, model: str) -> int:
+    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= depth:
+        raise ValueError(
+            f"num_layers={num_layers!r} is out of range for {model} (0..{depth}; 0 is the embedding layer)"
+        )
+    return num_layers
+
+
+def _describe(item) -> str:
+    return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
+
+
+def check_idf_sents(sents) -> list[str]:
+    texts = check_texts(sents, "idf_sents")
+    if not texts:
+        raise ValueError("idf_sents is empty: give the reference sentences to count document frequencies over")
+    return texts
+
+
+__all__ = ["Pairs", "check_pairs", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents"]

