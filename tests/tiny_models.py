@@ -59,8 +59,8 @@ def _build(family: str):
     if family == "bert":
         tok = bert_tok()
         return tok, T.BertModel(T.BertConfig(vocab_size=len(tok), max_position_embeddings=64, **_SIZE))
-    if family == "roberta":
-        tok = _byte_bpe(prefix_space=True)
+    if family in ("roberta", "roberta-noprefix"):  # the second as many Hub RoBERTa tokenizers are saved
+        tok = _byte_bpe(prefix_space=family == "roberta")
         cfg = T.RobertaConfig(vocab_size=len(tok), max_position_embeddings=MAX_LEN + 2, pad_token_id=1, **_SIZE)
         return tok, T.RobertaModel(cfg)
     if family == "xlm-roberta":

@@ -1,0 +1,48 @@
+"""greedy_match is pure tensor math; these pin its semantics on hand-made vectors."""
+
+from __future__ import annotations
+
+import torch
+
+from fastbertscore.match import greedy_match, normalize
+
+
+def _one(vectors):
+    emb = normalize(torch.tensor([vectors], dtype=torch.float32))
+    return emb, torch.ones(emb.shape[:2], dtype=torch.bool), torch.ones(emb.shape[:2])
+
+
+def test_identical_sentences_score_one():
+    emb, mask, w = _one([[1.0, 0.0], [0.3, 0.7], [0.0, 2.0]])
+    P, R, F = greedy_match(emb, mask, w, emb, mask, w)
+    assert torch.allclose(torch.stack([P, R, F]), torch.ones(3, 1))
+
+
+def test_each_token_takes_its_best_match_and_weights_normalise():
+    cand = _one([[1.0, 0.0], [0.0, 1.0]])
+    ref = _one([[1.0, 0.0], [1.0, 1.0], [-1.0, 0.0]])
+    ref_w = torch.tensor([[1.0, 1.0, 2.0]])
+    P, R, F = greedy_match(*cand, ref[0], ref[1], ref_w)
+    s = 2**-0.5
+    assert torch.allclose(P, torch.tensor([(1.0 + s) / 2]))
+    # [1,1] is 45° from both candidate tokens; [-1,0] is best matched by [0,1], at cos 0
+    assert torch.allclose(R, torch.tensor([(1.0 + s + 2 * 0.0) / 4]))
+    assert torch.allclose(F, 2 * P * R / (P + R))
+
+
+def test_padding_never_matches_even_when_all_similarities_are_negative():
+    cand = normalize(torch.tensor([[[1.0, 0.0], [0.0, 0.0]]]))  # second row is padding
+    cand = torch.nan_to_num(cand)
+    cand_mask = torch.tensor([[True, False]])
+    ref = normalize(torch.tensor([[[-1.0, 0.1]]]))
+    P, R, F = greedy_match(cand, cand_mask, torch.tensor([[1.0, 0.0]]), ref, torch.ones(1, 1, dtype=torch.bool), torch.ones(1, 1))
+    assert P.item() < 0 and R.item() < 0  # bert-score would clamp these to 0 in a padded batch
+
+
+def test_layers_broadcast():
+    emb, mask, w = _one([[1.0, 0.0], [0.3, 0.7]])
+    other = normalize(torch.tensor([[[0.5, 0.5], [0.1, 0.9]]]))
+    stacked = torch.stack([emb, other])  # (L=2, B=1, T, D)
+    P, R, F = greedy_match(stacked, mask, w, torch.stack([other, other]), mask, w)
+    single = greedy_match(emb, mask, w, other, mask, w)
+    assert P.shape == (2, 1) and torch.allclose(P[0], single[0]) and torch.allclose(F[1], torch.ones(1))

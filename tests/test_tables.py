@@ -1,0 +1,34 @@
+"""Published tables and the hash format."""
+
+from __future__ import annotations
+
+import bert_score
+import bert_score.utils
+
+import fastbertscore as fb
+from fastbertscore.tables import fallback_layer, model_for_lang
+
+
+def test_model_table_is_the_published_one():
+    assert dict(fb.model2layers) == bert_score.utils.model2layers
+    assert len(fb.model2layers) == 140
+
+
+def test_language_defaults():
+    for lang in ("en", "zh", "tr", "en-sci", "EN"):
+        assert model_for_lang(lang) == bert_score.utils.lang2model[lang.lower()]
+    for lang in ("de", "fr", "cs", "fi"):
+        assert model_for_lang(lang) == bert_score.utils.lang2model[lang] == "bert-base-multilingual-cased"
+
+
+def test_fallback_layer_is_three_quarters_of_depth():
+    assert [fallback_layer(d) for d in (0, 1, 4, 6, 12, 24)] == [0, 1, 3, 5, 9, 18]
+
+
+def test_hash_format_follows_the_reference():
+    kinds = [(False, False, False, False), (True, True, False, True), (True, True, True, False)]
+    for idf, rescale, custom, fast in kinds:
+        ours = fb.get_hash("roberta-large", 17, idf, rescale, custom, fast)
+        ref = bert_score.utils.get_hash("roberta-large", 17, idf, rescale, custom, fast)
+        ref_version = f"version={bert_score.__version__}("
+        assert ours == ref.replace(ref_version, f"version=fastbertscore-{fb.__version__}(")

@@ -1,0 +1,77 @@
+"""Bad input: a clear TypeError/ValueError naming the argument and the index, before any model work."""
+
+from __future__ import annotations
+
+import pytest
+
+import fastbertscore as fb
+
+# A model that does not exist: if validation ran after loading, these tests would see a load error instead.
+NO_MODEL = "/nonexistent/model"
+
+
+@pytest.mark.parametrize(
+    "cands, refs, error, message",
+    [
+        (["a", "b"], ["a"], ValueError, "differ in length (2 candidates, 1 references)"),
+        ([], [], ValueError, "cands is empty"),
+        (["a", None], ["a", "b"], TypeError, "cands[1] is None"),
+        (["a", "b"], ["a", 3], TypeError, "refs[1] is a int"),
+        (["a", "b"], [["a"], ["b", None]], TypeError, "refs[1][1] is None"),
+        (["a", "b"], [["a"], []], ValueError, "refs[1] is an empty list"),
+        (["a", "b"], [["a"], "b"], TypeError, "refs[1] is a string but refs[0] is a list"),
+        ("a", ["a"], TypeError, "cands must be a list of strings, got str"),
+        (["a"], None, TypeError, "refs must be a list of strings, got NoneType"),
+    ],
+)
+def test_bad_pairs(cands, refs, error, message):
+    with pytest.raises(error) as info:
+        fb.score(cands, refs, model_type=NO_MODEL)
+    assert message in str(info.value)
+
+
+def test_unknown_lang():
+    with pytest.raises(ValueError, match="lang='english' is not a known language code"):
+        fb.score(["a"], ["b"], lang="english")
+
+
+def test_lang_or_model_is_needed():
+    with pytest.raises(ValueError, match="give model_type= or lang="):
+        fb.score(["a"], ["b"])
+
+
+def test_missing_model_path_is_a_clear_error():
+    with pytest.raises(ValueError, match="could not load the tokenizer of model_type='/nonexistent/model'"):
+        fb.score(["a"], ["b"], model_type=NO_MODEL)
+
+
+def test_model_not_in_cache_offline():
+    with pytest.raises(ValueError, match="not in the Hugging Face cache"):
+        fb.score(["a"], ["b"], model_type="some-org/not-a-cached-model")
+
+
+def test_num_layers_out_of_range(minilm_path):
+    with pytest.raises(ValueError, match=r"num_layers=7 is out of range for .* \(0\.\.6"):
+        fb.score(["a"], ["b"], model_type=minilm_path, num_layers=7)
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.5, True])
+def test_bad_batch_size(minilm_path, batch_size):
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        fb.BERTScorer(model_type=minilm_path, batch_size=batch_size)
+
+
+def test_idf_without_weights(minilm_path):
+    scorer = fb.BERTScorer(model_type=minilm_path, num_layers=2, idf=True)
+    with pytest.raises(ValueError, match="idf=True but no idf weights"):
+        scorer.score(["a"], ["b"])
+
+
+def test_idf_mapping_without_default(minilm_path):
+    with pytest.raises(ValueError, match=r"cands\[0\]: idf has no weight for token id"):
+        fb.score(["zebra"], ["a b"], model_type=minilm_path, num_layers=2, idf={101: 0.0, 102: 0.0, 1037: 1.0, 1038: 1.0})
+
+
+def test_rescale_needs_lang_or_path(minilm_path):
+    with pytest.raises(ValueError, match="rescale_with_baseline=True needs lang="):
+        fb.score(["a"], ["b"], model_type=minilm_path, rescale_with_baseline=True)
