@@ -56,6 +56,9 @@ class BERTScorer:
         rescale_with_baseline: bool = False,
         baseline_path: str | None = None,
         use_fast_tokenizer: bool = False,
+        *,
+        baseline_repo: str | None = None,
+        baseline_revision: str | None = None,
     ):
         if model_type is None and lang is None:
             raise ValueError(
@@ -84,6 +87,7 @@ class BERTScorer:
         self._rescale_with_baseline = bool(rescale_with_baseline)
         self.baseline_path = baseline_path
         self.use_custom_baseline = baseline_path is not None
+        self._baseline_repo = (baseline_repo, baseline_revision)
         self._baseline = self._load_baseline() if rescale_with_baseline else None
 
     # -- read-only settings, as in bert_score --------------------------------------------------------
@@ -156,7 +160,8 @@ class BERTScorer:
         if self.baseline_path is not None:
             path, source = self.baseline_path, self.baseline_path
         else:
-            path, source = find_baseline(self.lang, self.model_type)
+            repo_id, revision = self._baseline_repo
+            path, source = find_baseline(self.lang, self.model_type, repo_id=repo_id, revision=revision)
         table = read_baseline(path)
         logger.info("rescaling with baseline %s", source)
         return select_layers(table, self.num_layers, self.all_layers, str(source))
@@ -189,17 +194,23 @@ def score(
     rescale_with_baseline: bool = False,
     baseline_path: str | None = None,
     use_fast_tokenizer: bool = False,
+    *,
+    baseline_repo: str | None = None,
+    baseline_revision: str | None = None,
 ):
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
-    With ``idf=True`` the idf weights are counted over the (flattened) references. See
+    With ``idf=True`` the idf weights are counted over the (flattened) references. ``baseline_repo`` and
+    ``baseline_revision`` choose the Hub dataset repo that rescaling baselines come from (default:
+    ``$FASTBERTSCORE_BASELINE_REPO`` or ``fastbertscore/baselines``, at ``main``). See
     :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
     """
     pairs = check_pairs(cands, refs)
     scorer = BERTScorer(
         model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
         all_layers=all_layers, idf=idf, device=device, lang=lang, rescale_with_baseline=rescale_with_baseline,
-        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer,
+        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, baseline_repo=baseline_repo,
+        baseline_revision=baseline_revision,
     )
     if scorer.idf is True:
         scorer.compute_idf(pairs.refs)

@@ -1,11 +1,102 @@
-"""Where a rescaling baseline comes from."""
+"""Where a rescaling baseline comes from: shipped files, the HF cache, then the Hub dataset repo.
+
+The dataset repo holds ``<lang>/<model_id>.tsv`` (a ``/`` in the id is a folder), exactly the layout of
+``baselines/`` in this repository.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 from pathlib import Path
 
 from .baselines import BaselineError
+from .models import resolve_model_source
+from .tables import DEFAULT_MODEL
+
+logger = logging.getLogger(__name__)
+
+#: The Hub dataset repo that holds the baselines; override with FASTBERTSCORE_BASELINE_REPO.
+DEFAULT_REPO = "fastbertscore/baselines"
+_PACKAGE = Path(__file__).resolve().parent
+# In a wheel the files sit in fastbertscore/baselines_data; in a checkout (or editable install) in baselines/.
+SHIPPED_DIRS = (_PACKAGE / "baselines_data", _PACKAGE.parent / "baselines")
+_SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def find_baseline(lang: str, model_type: str) -> tuple[Path, str]:
-    raise BaselineError(f"no baseline for {model_type} on lang={lang!r}; pass baseline_path=")
+def baseline_relpath(lang: str, model_type: str) -> str:
+    """``<lang>/<model_id>.tsv``; refuses names that could leave the baseline folder (``..``, ``/abs``)."""
+    name = baseline_model_name(model_type)
+    parts = [lang.lower(), *name.split("/")]
+    for part in parts:
+        if not _SAFE_PART.match(part) or part in (".", ".."):
+            raise BaselineError(
+                f"cannot look up a baseline for lang={lang!r}, model {model_type!r}: {part!r} is not a safe path part "
+                "(letters, digits, '.', '_', '-'; no '..'). Pass baseline_path= for a file of your own."
+            )
+    return "/".join(parts) + ".tsv"
+
+
+def baseline_model_name(model_type: str) -> str:
+    """The Hub id a baseline is filed under; the embedded default model's folder maps back to its id."""
+    if os.path.isdir(model_type) and os.path.realpath(model_type) == os.path.realpath(resolve_model_source(DEFAULT_MODEL)):
+        return DEFAULT_MODEL
+    return model_type
+
+
+def repo_settings(repo_id: str | None = None, revision: str | None = None) -> tuple[str, str]:
+    return (
+        repo_id or os.environ.get("FASTBERTSCORE_BASELINE_REPO") or DEFAULT_REPO,
+        revision or os.environ.get("FASTBERTSCORE_BASELINE_REVISION") or "main",
+    )
+
+
+def find_baseline(
+    lang: str, model_type: str, *, repo_id: str | None = None, revision: str | None = None
+) -> tuple[Path, str]:
+    """Return ``(path, source)`` of the baseline for ``(lang, model_type)``.
+
+    Looks in the files shipped with the package, then the Hugging Face cache, then downloads from the Hub
+    dataset repo (unless ``HF_HUB_OFFLINE`` is set). ``source`` says which, for logs and errors.
+
+    Raises:
+        BaselineError: found nowhere; the message lists every place tried and how to build the baseline.
+    """
+    relpath = baseline_relpath(lang, model_type)
+    tried = []
+    for folder in SHIPPED_DIRS:
+        path = folder / relpath
+        if path.is_file():
+            return path, f"shipped file {path}"
+        tried.append(f"shipped: {path}")
+    repo_id, revision = repo_settings(repo_id, revision)
+    path, where = _from_hub(repo_id, revision, relpath, tried)
+    if path is not None:
+        return path, where
+    model = baseline_model_name(model_type)
+    raise BaselineError(
+        f"no rescaling baseline for model {model!r} and lang={lang!r}. Tried: " + "; ".join(tried) + ". "
+        f"Build one with: bertscore-baseline build --model {model} --lang {lang} --corpus SENTENCES.txt "
+        "(or pass baseline_path=, or score without rescale_with_baseline)."
+    )
+
+
+def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tuple[Path | None, str]:
+    from huggingface_hub import constants, hf_hub_download
+
+    where = f"{repo_id}@{revision}:{relpath}"
+    try:
+        path = hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision, local_files_only=True)
+        return Path(path), f"HF cache {where}"
+    except Exception:  # noqa: BLE001 - any miss here only means "not cached"
+        tried.append(f"HF cache: {where}")
+    if constants.HF_HUB_OFFLINE:
+        tried.append("Hub: skipped (HF_HUB_OFFLINE is set)")
+        return None, ""
+    try:
+        path = hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision)
+    except Exception as error:  # noqa: BLE001 - network, auth and missing files all mean "not there"
+        tried.append(f"Hub {constants.ENDPOINT}: {where} ({type(error).__name__})")
+        return None, ""
+    return Path(path), f"Hub {constants.ENDPOINT} {where}"

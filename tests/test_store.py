@@ -1,0 +1,201 @@
+"""Baselines: shipped files, a real Hub-compatible server (olah on 127.0.0.1), and clear errors.
+
+Hub pulls run in subprocesses, because huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE at import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bert_score
+import pytest
+import torch
+
+import fastbertscore as fb
+from fastbertscore.baselines import BaselineError, parse_baseline, read_baseline
+from fastbertscore.store import SHIPPED_DIRS, baseline_relpath, find_baseline
+
+REPO = "testorg/baselines"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=test", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    """olah serving a dataset repo with a baseline that exists nowhere else, and a broken one."""
+    if shutil.which("olah-cli") is None:
+        pytest.skip("olah is not installed (pip install -r requirements-test.txt)")
+    root = tmp_path_factory.mktemp("hub")
+    repo = root / "mirrors" / "datasets" / REPO
+    (repo / "de" / "sentence-transformers").mkdir(parents=True)
+    table = "LAYER,P,R,F\n" + "".join(f"{i},{0.1 + i / 20},{0.15 + i / 20},{0.12 + i / 20}\n" for i in range(7))
+    (repo / "de" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv").write_text(table)
+    (repo / "fr" / "acme").mkdir(parents=True)
+    (repo / "fr" / "acme" / "broken.tsv").write_text("LAYER,P,R,F\n0,0.1,0.2\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "baselines")
+    port = _free_port()
+    config = root / "olah.toml"
+    config.write_text(
+        f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
+        f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
+    )
+    server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        server.kill()
+        pytest.fail("olah did not start")
+    yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _run(code: str, env_extra: dict) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(env_extra)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+FIND = """
+import json, fastbertscore.store as s
+from fastbertscore.baselines import BaselineError
+try:
+    path, source = s.find_baseline({lang!r}, {model!r})
+    print(json.dumps({{"path": str(path), "source": source, "text": open(path).read()}}))
+except BaselineError as e:
+    print(json.dumps({{"error": str(e)}}))
+"""
+
+
+def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    first = _run(FIND.format(lang="de", model=MINILM), env)
+    assert first["source"].startswith(f"Hub {hub['endpoint']} {REPO}@main:de/")
+    assert first["text"] == hub["table"] and first["path"].startswith(str(tmp_path / "hf"))
+    offline = _run(FIND.format(lang="de", model=MINILM), {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
+    assert offline["source"].startswith("HF cache") and offline["text"] == hub["table"]
+
+
+def test_hub_baseline_rescales_scores(hub, tmp_path):
+    code = f"""
+import json, fastbertscore as fb
+cands, refs = ["the cat sat on the mat", "it rains"], ["a cat was on the mat", "rain falls"]
+(P, R, F), h = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3, lang="de", rescale_with_baseline=True, return_hash=True)
+raw = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3)
+print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.tolist() for x in raw], "hash": h}}))
+"""
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    out = _run(code, env)
+    baseline = parse_baseline(hub["table"], "hub")[3]
+    expected = (torch.tensor(out["raw"]).T - baseline) / (1 - baseline)
+    assert torch.allclose(torch.tensor(out["rescaled"]).T, expected, atol=1e-6)
+    assert out["hash"].endswith("-rescaled") and "custom" not in out["hash"]
+
+
+def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    out = _run(FIND.format(lang="de", model="acme/unknown-model"), env)
+    message = out["error"]
+    assert "no rescaling baseline for model 'acme/unknown-model' and lang='de'" in message
+    assert "shipped:" in message and "HF cache:" in message and f"Hub {hub['endpoint']}" in message
+    assert "bertscore-baseline build --model acme/unknown-model --lang de" in message
+
+
+def test_malformed_baseline_from_the_hub_names_the_file(hub, tmp_path):
+    code = FIND.format(lang="fr", model="acme/broken") + """
+from fastbertscore.baselines import read_baseline
+try:
+    read_baseline(path)
+except BaselineError as e:
+    print(json.dumps({"error": str(e)}))
+"""
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    out = _run(code, env)
+    assert "broken.tsv line 2: expected 4 columns, got 3" in out["error"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "is empty"),
+        ("LAYER,P,R\n0,1,2\n", "has header"),
+        ("LAYER,P,R,F\n", "has a header but no rows"),
+        ("LAYER,P,R,F\n0,0.1,x,0.3\n", "not a number"),
+        ("LAYER,P,R,F\n1,0.1,0.2,0.3\n", "expected layer 0"),
+        ("LAYER,P,R,F\n0,0.1,0.2,1.5\n", "finite values below 1"),
+    ],
+)
+def test_malformed_tables(tmp_path, text, message):
+    path = tmp_path / "bad.tsv"
+    path.write_text(text)
+    with pytest.raises(BaselineError, match=message) as info:
+        read_baseline(path)
+    assert str(path) in str(info.value)
+
+
+def test_imported_files_parse_exactly_as_bert_score_reads_them():
+    import pandas as pd
+
+    source = Path(bert_score.__file__).parent / "rescale_baseline"
+    files = sorted(source.rglob("*.tsv"))
+    assert len(files) == 72
+    for path in files:
+        relpath = path.relative_to(source).as_posix()
+        shipped = next(d / relpath for d in SHIPPED_DIRS if (d / relpath).exists())
+        assert shipped.read_bytes() == path.read_bytes()
+        theirs = torch.from_numpy(pd.read_csv(path).to_numpy())[:, 1:].float()
+        assert torch.equal(read_baseline(shipped), theirs), relpath
+
+
+def test_shipped_baseline_found_without_network():
+    path, source = find_baseline("en", "roberta-large")
+    assert source.startswith("shipped file") and path.name == "roberta-large.tsv"
+    assert find_baseline("en", "microsoft/deberta-xlarge-mnli")[0].parent.name == "microsoft"
+
+
+@pytest.mark.parametrize("lang, model", [("en", "../../etc/passwd"), ("../en", "roberta-large"), ("en", "/abs/model")])
+def test_names_cannot_escape_the_baseline_folder(lang, model):
+    with pytest.raises(BaselineError, match="not a safe path part"):
+        baseline_relpath(lang, model)
+
+
+def test_missing_baseline_is_an_error_not_unrescaled_scores(minilm_path):
+    with pytest.raises(BaselineError, match="no rescaling baseline for model 'sentence-transformers/all-MiniLM-L6-v2' and lang='fi'"):
+        fb.score(["a"], ["b"], model_type=minilm_path, lang="fi", rescale_with_baseline=True)
+
+
+def test_manifest_covers_every_file():
+    manifest = json.loads((ROOT / "baselines" / "manifest.json").read_text())
+    files = {p.relative_to(ROOT / "baselines").as_posix() for p in (ROOT / "baselines").rglob("*.tsv")}
+    assert set(manifest["files"]) == files
+    from fastbertscore.manifest import sha256
+
+    for relpath, entry in manifest["files"].items():
+        assert entry["sha256"] == sha256(ROOT / "baselines" / relpath), relpath
