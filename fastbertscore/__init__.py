@@ -2,6 +2,7 @@
 
 from ._version import __version__
 from .baselines import BaselineError
+from .explain import Explanation, Unit, explain
 from .hashing import get_hash
 from .scorer import BERTScorer, score
 from .tables import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
@@ -14,6 +15,9 @@ __all__ = [
     "BERTScorer",
     "BaselineError",
     "DEFAULT_MODEL",
+    "Explanation",
+    "Unit",
+    "explain",
     "LANG2MODEL",
     "MODEL2LAYERS",
     "__version__",

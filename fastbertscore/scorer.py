@@ -9,9 +9,10 @@ from functools import lru_cache
 import torch
 
 from .baselines import BaselineError, read_baseline, rescale, select_layers
+from .embed import embed
 from .engine import Budget, Weights, score_pairs
 from .hashing import get_hash
-from .idf import document_frequencies, idf_table, plain_table, table_from_mapping
+from .idf import document_frequencies, idf_table, plain_table, sentence_weights, table_from_mapping
 from .models import load_encoder, load_tokenizer, max_input_length
 from .tables import model_for_lang
 from .tokenize import tokenize
@@ -153,6 +154,18 @@ class BERTScorer:
             raw = rescale(raw, self.baseline_vals)
         out = (raw[..., 0], raw[..., 1], raw[..., 2])
         return (out, self.hash) if return_hash else out
+
+    def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
+        """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
+        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        with torch.inference_mode():
+            out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=self.batch_size, max_tokens=Budget.max_tokens)
+        return [out[i] for i in range(len(ids))]
+
+    def token_weights(self, ids: list[int]) -> torch.Tensor:
+        """Unnormalised weight of each token: idf when ``idf`` is on, else 0 for [CLS]/[SEP]-style tokens, 1 for others."""
+        table = self._idf_table if self.idf and self._idf_table is not None else self._plain
+        return sentence_weights(ids, table, self._plain)
 
     def _load_baseline(self) -> torch.Tensor:
         from .store import find_baseline

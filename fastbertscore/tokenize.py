@@ -40,6 +40,30 @@ def tokenize(tokenizer, texts: list[str], max_length: int | None) -> Tokenized:
     return Tokenized(ids, content, truncated)
 
 
+@dataclass(frozen=True)
+class Pieces:
+    """One text's tokens with character spans into the *original* (unstripped) text."""
+
+    ids: list[int]
+    spans: list[tuple[int, int]]  # (0, 0) for special tokens
+    words: list[int | None]  # word index of each token, None for special tokens
+    special: list[bool]
+
+
+def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
+    """Tokenize ``text`` exactly as :func:`tokenize` does, keeping offsets and word ids."""
+    stripped = text.strip()
+    shift = len(text) - len(text.lstrip())
+    enc = tokenizer(
+        stripped, add_special_tokens=True, truncation=max_length is not None, max_length=max_length,
+        return_offsets_mapping=True, return_special_tokens_mask=True, verbose=False,
+    )
+    special = [bool(flag) for flag in enc["special_tokens_mask"]]
+    spans = [(0, 0) if sp else (start + shift, end + shift) for (start, end), sp in zip(enc["offset_mapping"], special)]
+    words = [None if sp else w for w, sp in zip(enc.word_ids(), special)]
+    return Pieces(list(enc["input_ids"]), spans, words, special)
+
+
 def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[int]]:
     if not texts:
         return []

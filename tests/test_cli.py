@@ -1,0 +1,102 @@
+"""bertscore / bertscore-show: numbers equal the engine's; bad input exits 2 with one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import fastbertscore as fb
+from fastbertscore.cli import main, show_main
+
+MINILM = fb.DEFAULT_MODEL
+
+
+@pytest.fixture()
+def files(tmp_path, mt_pairs):
+    cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
+    paths = {}
+    for name, lines in (("cand", cands), ("ref", refs), ("ref2", [c.upper() for c in cands])):
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths, cands, refs
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_files_single_reference_seg_level(files, capsys):
+    paths, cands, refs = files
+    assert main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), "-m", MINILM, "-l", "4", "-s", "--output", "json"]) == 0
+    out = _json(capsys)
+    (P, R, F), hashcode = fb.score(cands, refs, model_type=MINILM, num_layers=4, return_hash=True)
+    assert out["hash"] == hashcode
+    assert out["F1"] == pytest.approx(float(F.mean()), abs=1e-7)
+    assert torch.allclose(torch.tensor([p["F1"] for p in out["pairs"]]), F, atol=1e-7)
+
+
+def test_files_multi_reference_and_idf_text_output(files, capsys):
+    paths, cands, refs = files
+    code = main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", MINILM, "-l", "3", "--idf", "-s"])
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    (P, R, F), hashcode = fb.score(cands, [[r, c.upper()] for r, c in zip(refs, cands)], model_type=MINILM, num_layers=3, idf=True, return_hash=True)
+    assert lines[0] == f"{hashcode} P: {float(P.mean()):.6f} R: {float(R.mean()):.6f} F1: {float(F.mean()):.6f}"
+    assert lines[1:] == [f"{float(p):.6f}\t{float(r):.6f}\t{float(f):.6f}" for p, r, f in zip(P, R, F)]
+
+
+def test_strings_several_references(capsys):
+    assert main(["-c", "The cat sat.", "-r", "A cat sat.", "The dog ran.", "-m", MINILM, "-l", "4", "--output", "json"]) == 0
+    F = fb.score(["The cat sat."], [["A cat sat.", "The dog ran."]], model_type=MINILM, num_layers=4)[2]
+    assert _json(capsys)["F1"] == pytest.approx(float(F[0]), abs=1e-7)
+
+
+def test_stdin_and_default_model(files):
+    paths, cands, refs = files
+    done = subprocess.run(
+        [sys.executable, "-m", "fastbertscore.cli", "-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"],
+        input=paths["cand"].read_text(encoding="utf-8"), capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"using the embedded default model {MINILM}" in done.stderr
+    F = fb.score(cands, refs, model_type=MINILM)[2]
+    rows = [line.split("\t") for line in done.stdout.splitlines()[2:]]
+    assert [float(r[2]) for r in rows] == pytest.approx(F.tolist(), abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-c", "{cand}", "-r", "missing.txt"], "file not found: missing.txt"),
+        (["-c", "{cand}", "-r", "{short}"], "has 2 lines but the candidates have 8"),
+        (["-c", "{cand}", "-r", "{ref}", "-m", "/nonexistent/model"], "could not load the tokenizer of model_type='/nonexistent/model'"),
+        (["-c", "a b", "-r", "{ref}", "-m", MINILM], "--cand is a string but --ref names a file"),
+        (["-c", "{cand}", "-r", "{ref}", "--lang", "english"], "lang='english' is not a known language code"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, args, message):
+    paths, _, _ = files
+    short = tmp_path / "short.txt"
+    short.write_text("one\ntwo\n")
+    argv = [a.format(cand=paths["cand"], ref=paths["ref"], short=short) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bertscore: error: ") and message in err[0]
+
+
+def test_show_writes_a_heatmap_and_lists_missing_words(tmp_path, capsys):
+    from PIL import Image
+
+    out = tmp_path / "heat.png"
+    code = show_main(["-c", "The president met the minister in Paris.", "-r",
+                      "The president met the prime minister in Paris and signed a trade deal.", "-o", str(out), "-m", MINILM])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "missing: " in printed and "trade" in printed.split("missing: ")[1].splitlines()[0]
+    with Image.open(out) as image:
+        assert image.format == "PNG" and image.width > 300 and image.height > 200
+    assert show_main(["-c", "a", "-r", "b", "-o", str(tmp_path / "x.jpg"), "-m", MINILM]) == 2

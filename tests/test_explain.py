@@ -1,0 +1,96 @@
+"""explain(): offsets slice the original strings, omissions show up as missing spans."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fastbertscore as fb
+from fastbertscore.explain import THRESHOLDS, explain, split_sentences
+from fastbertscore.plot import similarity_figure
+
+REF = "The president met the prime minister in Paris on Monday, and they signed a new trade agreement."
+CAND = "The president met the prime minister in Paris on Monday."
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return fb.BERTScorer(model_type=fb.DEFAULT_MODEL)
+
+
+@pytest.mark.parametrize("level", ["token", "word"])
+def test_omitted_clause_is_missing(scorer, level):
+    e = explain(CAND, REF, level=level, scorer=scorer)
+    missing = " ".join(u.text for u in e.missing_spans)
+    for word in ("signed", "trade", "agreement"):
+        assert word in missing
+    for word in ("president", "Paris", "Monday"):
+        assert word not in missing
+    assert not e.extra_spans
+
+
+def test_omitted_sentence_is_missing(scorer):
+    ref = "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
+    e = explain("The president met the prime minister in Paris.", ref, level="sentence", scorer=scorer)
+    assert [u.text for u in e.reference_units][1] == "The president met the prime minister in Paris."
+    assert "Stock prices fell sharply on Wall Street." in [u.text for u in e.missing_spans]
+    assert e.reference_units[1].similarity > THRESHOLDS["sentence"]
+
+
+@pytest.mark.parametrize("level", ["token", "word", "sentence"])
+def test_identical_texts_have_no_missing_spans(scorer, level):
+    e = explain(REF, REF, level=level, scorer=scorer)
+    assert e.missing_spans == [] and e.extra_spans == [] and e.f1 == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("level", ["token", "word", "sentence"])
+def test_offsets_slice_the_original_strings(scorer, level):
+    cand = "  Café naïve à Zürich — 東京で会いましょう。 Emoji 😀👍🏽 unbelievably long-winded!  "
+    ref = "\tThe café in Zürich; 東京。Naïve people 😀 wrote it. "
+    e = explain(cand, ref, level=level, scorer=scorer)
+    for text, units in ((cand, e.candidate_units), (ref, e.reference_units)):
+        assert units
+        for u in units:
+            assert text[u.start : u.end] == u.text
+            assert u.text == u.text.strip() or level == "token"
+    if level == "word":
+        assert "unbelievably" in [u.text for u in e.candidate_units] and "Zürich" in [u.text for u in e.reference_units]
+
+
+def test_scores_and_matrix_agree_with_score(scorer):
+    e = explain(CAND, REF, level="token", scorer=scorer)
+    P, R, F = scorer.score([CAND], [REF])
+    assert (e.precision, e.recall, e.f1) == pytest.approx((float(P), float(R), float(F)), abs=1e-6)
+    assert e.similarity.shape == (len(e.candidate_units), len(e.reference_units))
+    # A unit's best match is over all tokens of the other side (special ones too), the matrix shows content tokens.
+    column_best = e.similarity.max(dim=0).values
+    for j, unit in enumerate(e.reference_units):
+        assert unit.similarity >= float(column_best[j]) - 1e-6
+        if unit.match is not None:
+            assert float(e.similarity[unit.match, j]) == pytest.approx(unit.similarity, abs=1e-6)
+    fig = similarity_figure(e)
+    assert fig.axes[0].images[0].get_array().shape == tuple(e.similarity.shape)
+
+
+def test_rescaled_similarities_use_the_f_baseline(tmp_path):
+    baseline = tmp_path / "b.tsv"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.2,0.3,0.4\n" for i in range(7)))
+    raw = explain(CAND, REF, model_type=fb.DEFAULT_MODEL, num_layers=4)
+    res = explain(CAND, REF, model_type=fb.DEFAULT_MODEL, num_layers=4, lang="en", rescale_with_baseline=True, baseline_path=str(baseline))
+    assert res.threshold == 0.3 and raw.threshold == 0.5
+    for a, b in zip(raw.reference_units, res.reference_units):
+        assert b.similarity == pytest.approx((a.similarity - 0.4) / 0.6, abs=1e-5)
+
+
+def test_bad_arguments(scorer):
+    with pytest.raises(ValueError, match="level='phrase' is not one of token, word, sentence"):
+        explain("a", "b", level="phrase", scorer=scorer)
+    with pytest.raises(TypeError, match="reference must be a string"):
+        explain("a", None, scorer=scorer)
+    with pytest.raises(ValueError, match="a heatmap needs a token-level explanation"):
+        similarity_figure(explain("a b", "a c", level="word", scorer=scorer))
+
+
+def test_split_sentences():
+    text = " One. Two?  Three!Four 東京。最后 "
+    assert [text[a:b] for a, b in split_sentences(text)] == ["One.", "Two?", "Three!", "Four 東京。", "最后"]
