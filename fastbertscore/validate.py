@@ -47,28 +47,30 @@ def check_texts(texts, name: str) -> list[str]:
     return items
 
 
-def check_pairs(cands, refs) -> Pairs:
+def check_pairs(cands, refs, names: tuple[str, str] = ("cands", "refs")) -> Pairs:
     """Validate candidates and (possibly multiple) references and flatten them into pairs.
 
     ``refs`` is either a list of strings (one reference per candidate) or a list of lists of strings
-    (several references per candidate; the counts may differ between candidates).
+    (several references per candidate; the counts may differ between candidates). ``names`` are the
+    caller's names of the two arguments, used in messages.
 
     Raises:
         TypeError: an argument or an item has the wrong type (the message names its index).
         ValueError: empty input, different lengths, or a candidate with an empty list of references.
     """
-    cand_list = check_texts(cands, "cands")
-    ref_list = _as_list(refs, "refs")
+    c_name, r_name = names
+    cand_list = check_texts(cands, c_name)
+    ref_list = _as_list(refs, r_name)
     if not cand_list:
-        raise ValueError("cands is empty: give at least one candidate")
+        raise ValueError(f"{c_name} is empty: give at least one candidate")
     if len(cand_list) != len(ref_list):
         raise ValueError(
-            f"cands and refs differ in length ({len(cand_list)} candidates, {len(ref_list)} references); "
+            f"{c_name} and {r_name} differ in length ({len(cand_list)} candidates, {len(ref_list)} references); "
             "give one reference (or one list of references) per candidate"
         )
     multi_ref = not isinstance(ref_list[0], str)
     if not multi_ref:
-        return Pairs(cand_list, check_texts(ref_list, "refs"), [(i, i + 1) for i in range(len(ref_list))], False)
+        return Pairs(cand_list, check_texts(ref_list, r_name), [(i, i + 1) for i in range(len(ref_list))], False)
 
     flat_cands: list[str] = []
     flat_refs: list[str] = []
@@ -76,11 +78,11 @@ def check_pairs(cands, refs) -> Pairs:
     for i, (cand, group) in enumerate(zip(cand_list, ref_list)):
         if isinstance(group, str):
             raise TypeError(
-                f"refs[{i}] is a string but refs[0] is a list; give every candidate a list of references"
+                f"{r_name}[{i}] is a string but {r_name}[0] is a list; give every candidate a list of references"
             )
-        group = check_texts(group, f"refs[{i}]")
+        group = check_texts(group, f"{r_name}[{i}]")
         if not group:
-            raise ValueError(f"refs[{i}] is an empty list; every candidate needs at least one reference")
+            raise ValueError(f"{r_name}[{i}] is an empty list; every candidate needs at least one reference")
         groups.append((len(flat_refs), len(flat_refs) + len(group)))
         flat_cands.extend([cand] * len(group))
         flat_refs.extend(group)

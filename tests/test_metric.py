@@ -1,0 +1,104 @@
+"""bertscore.py as an evaluate metric: loading offline, parity with the official module's use of bert-score,
+both feature shapes, the scorer cache, and Dataset.map."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import bert_score
+import datasets
+import evaluate
+import pytest
+
+import fastbertscore.scorer
+from fastbertscore.compute import cached_scorer
+
+ROOT = Path(__file__).resolve().parents[1]
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def metric():
+    return evaluate.load(str(ROOT / "bertscore.py"))
+
+
+def official(cands, refs, minilm_path, **kwargs):
+    """What evaluate-metric/bertscore computes: references as lists, idf over all of them, a BERTScorer."""
+    refs = [[r] if isinstance(r, str) else list(r) for r in refs]
+    idf_sents = [r for group in refs for r in group] if kwargs.get("idf") else None
+    scorer = bert_score.BERTScorer(model_type=minilm_path, idf_sents=idf_sents, **kwargs)
+    P, R, F = scorer.score(cands, refs)
+    return {"precision": P.tolist(), "recall": R.tolist(), "f1": F.tolist()}
+
+
+def assert_lists_close(ours: dict, theirs: dict):
+    for key in ("precision", "recall", "f1"):
+        assert ours[key] == pytest.approx(theirs[key], abs=1e-6), key
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_single_references_match_the_official_module(metric, mt_pairs, minilm_path, idf):
+    cands, refs = mt_pairs[0][:30], mt_pairs[1][:30]
+    out = metric.compute(predictions=cands, references=refs, model_type=MINILM, num_layers=4, idf=idf)
+    assert_lists_close(out, official(cands, refs, minilm_path, num_layers=4, idf=idf))
+    assert out["hashcode"].startswith(f"{MINILM}_L4_{'idf' if idf else 'no-idf'}_version=fastbertscore-")
+
+
+def test_multi_references_match_the_official_module(metric, mt_pairs, minilm_path):
+    cands = mt_pairs[0][:20]
+    refs = [[mt_pairs[1][i], mt_pairs[0][(i + 3) % 20]] for i in range(20)]
+    out = metric.compute(predictions=cands, references=refs, model_type=MINILM, num_layers=3, idf=True)
+    assert_lists_close(out, official(cands, refs, minilm_path, num_layers=3, idf=True))
+
+
+def test_loads_by_name_from_the_parent_of_a_bertscore_folder(tmp_path, monkeypatch):
+    (tmp_path / "bertscore").mkdir()
+    shutil.copy(ROOT / "bertscore.py", tmp_path / "bertscore" / "bertscore.py")
+    monkeypatch.chdir(tmp_path)
+    loaded = evaluate.load("bertscore")
+    assert type(loaded).__name__ == "BERTScore" and isinstance(loaded, evaluate.Metric)
+    assert "BERTScore" in loaded.description and "@inproceedings{bert-score" in loaded.citation
+    out = loaded.compute(predictions=["hello there"], references=["hello there"], model_type=MINILM)
+    assert out["f1"] == pytest.approx([1.0], abs=1e-6)
+
+
+def test_bad_inputs_are_rejected_clearly(metric):
+    with pytest.raises(ValueError, match="Mismatch in the number of predictions"):
+        metric.compute(predictions=["a", "b"], references=["a"], model_type=MINILM)
+    with pytest.raises(TypeError, match=r"predictions\[1\] is None"):
+        metric.compute(predictions=["a", None], references=["a", "b"], model_type=MINILM)
+    with pytest.raises(ValueError, match="Either 'lang'"):
+        metric.compute(predictions=["a"], references=["a"])
+
+
+def test_scorer_is_cached_and_rebuilt_when_results_would_change():
+    first = cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "a dog"])
+    assert cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "a dog"]) is first
+    other_idf = cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "the dog"])
+    assert other_idf is not first
+    assert cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "the dog"], device="cpu") is not other_idf
+    assert cached_scorer(model_type=MINILM, num_layers=3, idf=False) is not first
+
+
+def test_idf_follows_the_references_of_each_call(metric):
+    a = metric.compute(predictions=["the cat sat"], references=["the cat sat down"], model_type=MINILM, idf=True)
+    b = metric.compute(predictions=["the cat sat", "x"], references=["the cat sat down", "the cat"], model_type=MINILM, idf=True)
+    assert a["f1"][0] != pytest.approx(b["f1"][0], abs=1e-6)  # the official module would reuse the first idf
+
+
+def test_dataset_map_batched_equals_one_compute(metric, mt_pairs):
+    rows = {"candidate": mt_pairs[0][:40], "reference": [[r, c] for r, c in zip(mt_pairs[1][:40], mt_pairs[0][1:41])]}
+    dataset = datasets.Dataset.from_dict(rows)
+    whole = metric.compute(predictions=rows["candidate"], references=rows["reference"], model_type=MINILM, num_layers=4)
+    loads_before = fastbertscore.scorer._load.cache_info().misses
+
+    def score_batch(batch):
+        out = metric.compute(predictions=batch["candidate"], references=batch["reference"], model_type=MINILM, num_layers=4)
+        return {"bertscore_f1": out["f1"], "bertscore_precision": out["precision"]}
+
+    scored = dataset.map(score_batch, batched=True, batch_size=16, load_from_cache_file=False)
+    # Equal up to fp32 rounding: encoder batches are padded differently in 16-row calls (|Δ| ~ 1e-7).
+    assert scored["bertscore_f1"] == pytest.approx(whole["f1"], abs=1e-6)
+    assert scored["bertscore_precision"] == pytest.approx(whole["precision"], abs=1e-6)
+    assert fastbertscore.scorer._load.cache_info().misses == loads_before  # the model was not loaded again
