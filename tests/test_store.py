@@ -199,3 +199,17 @@ def test_manifest_covers_every_file():
 
     for relpath, entry in manifest["files"].items():
         assert entry["sha256"] == sha256(ROOT / "baselines" / relpath), relpath
+
+
+def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, mt_pairs):
+    cands, refs = mt_pairs[0][:10], mt_pairs[1][:10]
+    (P, R, F), hashcode = fb.score(cands, refs, model_type=MINILM, lang="en", rescale_with_baseline=True, return_hash=True)
+    assert hashcode.endswith(")-rescaled") and "custom" not in hashcode
+    path, source = find_baseline("en", minilm_path)  # the embedded folder is filed under its Hub id
+    assert source.startswith("shipped file") and path.parts[-2:] == ("sentence-transformers", "all-MiniLM-L6-v2.tsv")
+    b = read_baseline(path)[5]
+    raw = fb.score(cands, refs, model_type=MINILM)
+    for ours, x, i in zip((P, R, F), raw, range(3)):
+        assert torch.allclose(ours, (x - b[i]) / (1 - b[i]), atol=1e-6)
+    entry = json.loads((ROOT / "baselines" / "manifest.json").read_text())["files"]["en/sentence-transformers/all-MiniLM-L6-v2.tsv"]
+    assert entry["source"] == "computed" and entry["pairs"] == 100_000 and entry["max_standard_error_F"] < 1e-3

@@ -1,0 +1,203 @@
+"""Gradio Space for fastbertscore: score a pair (with a heatmap and what the candidate missed) or a file.
+
+UI only: scoring, explanations, plots and file reading come from the fastbertscore engine.
+Run: ``python app.py`` (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose where it listens).
+"""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+
+import gradio as gr
+
+import fastbertscore as fb
+from fastbertscore.baselines import BaselineError, rescale
+from fastbertscore.compute import cached_scorer
+from fastbertscore.io import pairs_from_rows, read_rows
+from fastbertscore.plot import similarity_figure
+
+MAX_PAIRS = 2000  # per batch file
+MAX_CHARS = 4000  # per text
+COLUMNS = ["P", "R", "F1"]
+
+
+def _check_text(text: str, what: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise gr.Error(f"{what} is empty: type some text")
+    if len(text) > MAX_CHARS:
+        raise gr.Error(f"{what} has {len(text)} characters; the Space takes at most {MAX_CHARS} per text")
+    return text
+
+
+def _layer(layer) -> int | None:
+    """The layer box: empty means the model's default (a Number box would send 0, the embedding layer)."""
+    text = str(layer).strip() if layer is not None else ""
+    if not text:
+        return None
+    if not text.isdigit():
+        raise gr.Error(f"Layer must be a whole number such as 4, or empty for the model's default; got {text!r}")
+    return int(text)
+
+
+def _highlight(text: str, units, missing) -> list[tuple[str, str | None]]:
+    """The whole text as segments, the missing units labelled (the gaps between units kept as they are)."""
+    segments, cursor = [], 0
+    for u in units:
+        if u.start > cursor:
+            segments.append((text[cursor : u.start], None))
+        segments.append((text[u.start : u.end], "missing" if (u.start, u.end) in missing else None))
+        cursor = u.end
+    if cursor < len(text):
+        segments.append((text[cursor:], None))
+    return segments
+
+
+def _scorer(model, layer, lang, idf_sents):
+    try:
+        return cached_scorer(
+            model_type=(model or "").strip() or fb.DEFAULT_MODEL, num_layers=_layer(layer),
+            lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents,
+        )
+    except (ValueError, TypeError) as error:  # never trust_remote_code; unknown ids give the engine's message
+        raise gr.Error(str(error)) from None
+
+
+def _rescaled(scorer, raw):
+    """Rescaled scores, or None with a note when no baseline exists for the model and language."""
+    if not scorer.lang:
+        return None, "Rescaling needs a language (e.g. en)."
+    try:
+        return rescale(raw, scorer.baseline_vals), ""
+    except BaselineError as error:
+        return None, f"No rescaled scores: {error}"
+
+
+def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
+    candidate = _check_text(candidate, "The candidate")
+    refs = [r for r in _check_text(references, "The reference").splitlines() if r.strip()]
+    scorer = _scorer(model, layer, lang, refs if idf else None)
+    P, R, F = scorer.score([candidate], [refs])
+    raw = fb_stack(P, R, F)
+    table = [["raw", *[round(float(x), 6) for x in raw[0]]]]
+    note = ""
+    if do_rescale:
+        scaled, note = _rescaled(scorer, raw)
+        if scaled is not None:
+            table.append(["rescaled", *[round(float(x), 6) for x in scaled[0]]])
+    best = max(refs, key=lambda r: float(scorer.score([candidate], [r])[2][0]))
+    tokens = fb.explain(candidate, best, scorer=scorer, level="token")
+    words = fb.explain(candidate, best, scorer=scorer, level="word")
+    missing = {(u.start, u.end) for u in words.missing_spans}
+    highlighted = _highlight(best, words.reference_units, missing)
+    matches = [
+        [u.text, tokens.reference_units[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
+        for u in tokens.candidate_units
+    ]
+    return table, scorer.hash, note, similarity_figure(tokens), highlighted, matches
+
+
+def fb_stack(P, R, F):
+    import torch
+
+    return torch.stack((P, R, F), dim=-1)
+
+
+def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale):
+    if file is None:
+        raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
+    try:
+        rows = read_rows(file if isinstance(file, str) else file.name)
+        if len(rows) > MAX_PAIRS:
+            raise gr.Error(f"The file has {len(rows)} rows; the Space scores at most {MAX_PAIRS} per batch")
+        cands, refs = pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
+    except ValueError as error:
+        raise gr.Error(str(error)) from None
+    for i, text in enumerate(cands + [r for group in refs for r in (group if isinstance(group, list) else [group])]):
+        if len(text) > MAX_CHARS:
+            raise gr.Error(f"a text in row {i % len(cands) + 1} has {len(text)} characters; at most {MAX_CHARS}")
+    flat = [r for group in refs for r in (group if isinstance(group, list) else [group])]
+    scorer = _scorer(model, layer, lang, flat if idf else None)
+    try:
+        raw = fb_stack(*scorer.score(cands, refs))
+    except (ValueError, TypeError) as error:
+        raise gr.Error(str(error)) from None
+    header = ["candidate", "reference", *COLUMNS]
+    body = [[c, r if isinstance(r, str) else " | ".join(r), *[round(float(x), 6) for x in s]] for c, r, s in zip(cands, refs, raw)]
+    note = ""
+    if do_rescale:
+        scaled, note = _rescaled(scorer, raw)
+        if scaled is not None:
+            header += [f"{c} rescaled" for c in COLUMNS]
+            body = [row + [round(float(x), 6) for x in s] for row, s in zip(body, scaled)]
+    out = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8", newline="")
+    with out:
+        csv.writer(out).writerows([header, *body])
+    mean = raw.mean(dim=0)
+    summary = f"**{len(cands)} pairs** · mean P {mean[0]:.4f} · R {mean[1]:.4f} · F1 {mean[2]:.4f}  \n`{scorer.hash}`"
+    if note:
+        summary += f"  \n{note}"
+    return gr.Dataframe(value=body, headers=header), out.name, summary, _histogram(raw[:, 2].tolist())
+
+
+def _histogram(values):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.hist(values, bins=min(30, max(5, len(values) // 5)), color="#3b6ea8")
+    ax.set_xlabel("F1")
+    ax.set_ylabel("pairs")
+    fig.tight_layout()
+    return fig
+
+
+def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
+          lang: str = "en", idf: bool = False) -> dict:
+    """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
+    refs = [r for r in _check_text(reference, "The reference").splitlines() if r.strip()]
+    scorer = _scorer(model, num_layers, lang, refs if idf else None)
+    P, R, F = scorer.score([_check_text(candidate, "The candidate")], [refs])
+    return {"precision": float(P[0]), "recall": float(R[0]), "f1": float(F[0]), "hashcode": scorer.hash}
+
+
+with gr.Blocks(title="fastbertscore") as demo:
+    gr.Markdown(
+        "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
+        f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id."
+    )
+    with gr.Row():
+        model = gr.Textbox(fb.DEFAULT_MODEL, label="Model (Hub id)")
+        layer = gr.Textbox("", label="Layer (empty: the model's default)", elem_id="layer")
+        lang = gr.Textbox("en", label="Language (for rescaling)")
+        idf = gr.Checkbox(False, label="idf over the references")
+        do_rescale = gr.Checkbox(True, label="Also show rescaled scores")
+    with gr.Tab("Pair"):
+        candidate = gr.Textbox(label="Candidate", lines=3, elem_id="candidate")
+        references = gr.Textbox(label="Reference(s), one per line", lines=3, elem_id="references")
+        go = gr.Button("Score", variant="primary", elem_id="score-button")
+        scores = gr.Dataframe(headers=["", *COLUMNS], label="Scores", elem_id="scores")
+        hashcode = gr.Textbox(label="Hash code", elem_id="hashcode")
+        note = gr.Markdown()
+        heatmap = gr.Plot(label="Token similarity")
+        missing = gr.HighlightedText(label="Reference: words the candidate missed", color_map={"missing": "red"})
+        matches = gr.Dataframe(headers=["candidate token", "best reference token", "similarity"], label="Best matches")
+        go.click(score_pair, [candidate, references, model, layer, lang, idf, do_rescale],
+                 [scores, hashcode, note, heatmap, missing, matches], api_name="score_pair")
+    with gr.Tab("Batch"):
+        upload = gr.File(label="CSV, TSV or JSONL", file_types=[".csv", ".tsv", ".jsonl"], elem_id="upload")
+        with gr.Row():
+            cand_column = gr.Textbox("candidate", label="Candidate column")
+            ref_columns = gr.Textbox("reference", label="Reference column(s), comma-separated")
+        run = gr.Button("Score file", variant="primary", elem_id="score-file")
+        summary = gr.Markdown(elem_id="summary")
+        table = gr.Dataframe(label="Results", elem_id="results")
+        download = gr.File(label="Download results")
+        histogram = gr.Plot(label="F1 histogram")
+        run.click(score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale],
+                  [table, download, summary, histogram], api_name="score_file")
+    gr.api(score, api_name="score")
+
+demo.queue(default_concurrency_limit=2, max_size=64)
+
+if __name__ == "__main__":
+    demo.launch()

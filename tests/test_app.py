@@ -1,0 +1,105 @@
+"""The Space: app.py served on 127.0.0.1, driven in headless Chromium (Playwright) and through gradio_client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import fastbertscore as fb
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+CAND = "The president met the minister in Paris."
+REF = "The president met the prime minister in Paris and signed a trade deal."
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    log = tmp_path_factory.mktemp("app") / "app.log"
+    with log.open("w") as out:
+        server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"app.py exited: {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        server.kill()
+        pytest.fail("app.py did not start in 120 s")
+    yield f"http://127.0.0.1:{port}/"
+    server.terminate()
+    server.wait(timeout=20)
+
+
+def test_score_endpoint_through_gradio_client(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    out = client.predict(CAND, REF, api_name="/score")
+    (P, R, F), hashcode = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL, return_hash=True)
+    assert out["f1"] == pytest.approx(float(F[0]), abs=1e-6) and out["precision"] == pytest.approx(float(P[0]), abs=1e-6)
+    assert out["hashcode"] == hashcode
+    layered = client.predict(CAND, REF, fb.DEFAULT_MODEL, "3", api_name="/score")
+    assert "_L3_" in layered["hashcode"]
+
+
+def test_oversized_input_is_refused_with_the_apps_message(app_url):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="at most 4000"):
+        Client(app_url, verbose=False).predict("word " * 1000, REF, api_name="/score")
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
+def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    data = tmp_path / "pairs.tsv"
+    data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n")
+    (P, R, F), hashcode = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL, return_hash=True)
+    batch_F = fb.score(["The cat sat on the mat.", "It is raining."], ["A cat was sitting on the mat.", "Rain is falling."],
+                       model_type=fb.DEFAULT_MODEL)[2]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(app_url, wait_until="networkidle")
+        page.locator("#candidate textarea").fill(CAND)
+        page.locator("#references textarea").fill(REF)
+        page.locator("#score-button").click()
+        page.wait_for_function("document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000)
+        assert page.locator("#hashcode textarea").input_value() == hashcode
+        scores = page.locator("#scores").inner_text()
+        assert str(round(float(F[0]), 6)) in scores and str(round(float(P[0]), 6)) in scores
+        page.get_by_text("MISSING").first.wait_for(timeout=10_000)
+        page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
+
+        page.get_by_role("tab", name="Batch").click()
+        page.locator("#upload input[type=file]").set_input_files(str(data))
+        page.wait_for_timeout(1000)
+        page.locator("#score-file").click()
+        page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=90_000)
+        table = page.locator("#results").inner_text()
+        assert "It is raining." in table and str(round(float(batch_F[1]), 6)) in table
+        page.screenshot(path=str(tmp_path / "batch.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "pair.png").stat().st_size > 10_000 and (tmp_path / "batch.png").stat().st_size > 10_000
+    if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
+        shutil.copy(tmp_path / "pair.png", os.environ["FASTBERTSCORE_SCREENSHOTS"])
