@@ -51,6 +51,8 @@ Args:
     use_fast_tokenizer (bool): ask transformers for the fast tokenizer.
     baseline_repo (str, extra): the Hub dataset repo to take baselines from (default fastbertscore/baselines).
     baseline_revision (str, extra): its revision.
+    long_inputs (str, extra): texts longer than the model's window: "truncate" (default, as bert-score),
+        "window" (scored in full through overlapping windows) or "error".
 
 Returns:
     precision: list of float, one per prediction (in [-1, 1]; about 0.3-1 raw, about 0-1 rescaled).

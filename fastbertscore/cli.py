@@ -34,6 +34,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline_path", help="a LAYER,P,R,F baseline file of your own")
     parser.add_argument("--use_fast_tokenizer", action="store_true", help="ask for the fast tokenizer (opt-in)")
     parser.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: cuda when available)")
+    parser.add_argument("--long_inputs", choices=("truncate", "window", "error"), default="truncate",
+                        help="texts longer than the model's window: cut (default), score through sliding windows, or fail")
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
@@ -100,7 +102,7 @@ def _run(args) -> int:
         cands, refs, model_type=_model_choice(args), num_layers=args.num_layers, verbose=args.verbose or len(cands) >= 1000,
         idf=args.idf, device=args.device, batch_size=args.batch_size, lang=args.lang, return_hash=True,
         rescale_with_baseline=args.rescale_with_baseline, baseline_path=args.baseline_path,
-        use_fast_tokenizer=args.use_fast_tokenizer,
+        use_fast_tokenizer=args.use_fast_tokenizer, long_inputs=args.long_inputs,
     )
     mean = [float(x.mean()) for x in (P, R, F)]
     if args.output == "json":
@@ -158,7 +160,7 @@ def _show(args) -> int:
     scorer = BERTScorer(
         model_type=_model_choice(args), num_layers=args.num_layers, lang=args.lang, device=args.device,
         rescale_with_baseline=args.rescale_with_baseline, baseline_path=args.baseline_path,
-        use_fast_tokenizer=args.use_fast_tokenizer,
+        use_fast_tokenizer=args.use_fast_tokenizer, long_inputs=args.long_inputs,
     )
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
     similarity_figure(tokens).savefig(args.out, dpi=120)

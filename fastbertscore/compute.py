@@ -54,6 +54,7 @@ def compute(
     use_fast_tokenizer: bool = False,
     baseline_repo: str | None = None,
     baseline_revision: str | None = None,
+    long_inputs: str = "truncate",
 ) -> dict:
     """BERTScore as ``evaluate-metric/bertscore`` returns it: ``precision``, ``recall``, ``f1`` lists and ``hashcode``.
 
@@ -69,7 +70,7 @@ def compute(
         model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads, all_layers=all_layers,
         idf=bool(idf), idf_sents=pairs.refs if idf else None, device=device, lang=lang,
         rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer,
-        baseline_repo=baseline_repo, baseline_revision=baseline_revision,
+        baseline_repo=baseline_repo, baseline_revision=baseline_revision, long_inputs=long_inputs,
     )
     P, R, F = scorer.score(predictions, references, verbose=verbose, batch_size=batch_size)
     return {"precision": P.tolist(), "recall": R.tolist(), "f1": F.tolist(), "hashcode": scorer.hash}

@@ -9,6 +9,7 @@ from tqdm.auto import tqdm
 
 from .match import normalize
 from .models import Encoder
+from .windows import WindowSpec, plan, stitch, window_ids
 
 
 def length_batches(lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
@@ -37,22 +38,55 @@ def embed(
     batch_size: int,
     max_tokens: int,
     progress: tqdm | None = None,
+    window: WindowSpec | None = None,
 ) -> dict[int, torch.Tensor]:
     """Embed the sentences ``wanted`` (indices into ``ids``) on the encoder's device.
 
     Returns ``{index: (T, D)}`` — ``(T, L + 1, D)`` for an all-layers encoder — unit-norm per token.
-    Longest sentences go first so that an out-of-memory error, if any, comes at once.
+    With ``window``, a sequence longer than ``window.max_length`` is run as overlapping windows (batched with
+    everything else) and stitched back to one embedding per token. Longest sequences go first so that an
+    out-of-memory error, if any, comes at once.
     """
-    device = encoder.device
-    lengths = [len(seq) for seq in ids]
-    order = sorted(wanted, key=lambda i: -lengths[i])
+    rows: list[list[int]] = []
+    windowed: dict[int, tuple[list[tuple[int, int]], list[int], list[int]]] = {}
+    for index in wanted:
+        if window is not None and len(ids[index]) > window.max_length:
+            spans, owner = plan(len(ids[index]), window)
+            windowed[index] = (spans, owner, list(range(len(rows), len(rows) + len(spans))))
+            rows.extend(window_ids(ids[index], window, spans))
+        else:
+            rows.append(ids[index])
+    # Progress counts sentences: per batch when every row is a sentence, else once the windows are stitched.
+    live = progress if not windowed else None
+    outputs = _run(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
     out: dict[int, torch.Tensor] = {}
+    position = 0
+    for index in wanted:
+        if index in windowed:
+            spans, owner, members = windowed[index]
+            out[index] = stitch([outputs[m] for m in members], window, spans, owner)
+            position += len(members)
+        else:
+            out[index] = outputs[position]
+            position += 1
+    if progress is not None and windowed:
+        progress.update(len(wanted))
+    return out
+
+
+def _run(
+    encoder: Encoder, rows: list[list[int]], *, pad_id: int, batch_size: int, max_tokens: int, progress: tqdm | None
+) -> list[torch.Tensor]:
+    device = encoder.device
+    lengths = [len(seq) for seq in rows]
+    order = sorted(range(len(rows)), key=lambda i: -lengths[i])
+    out: list[torch.Tensor | None] = [None] * len(rows)
     for batch in length_batches(lengths, order, batch_size, max_tokens):
         longest = lengths[batch[0]]
         input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
         mask = torch.zeros((len(batch), longest), dtype=torch.long)
         for row, index in enumerate(batch):
-            input_ids[row, : lengths[index]] = torch.tensor(ids[index], dtype=torch.long)
+            input_ids[row, : lengths[index]] = torch.tensor(rows[index], dtype=torch.long)
             mask[row, : lengths[index]] = 1
         hidden = normalize(encoder(input_ids.to(device), mask.to(device)))
         for row, index in enumerate(batch):

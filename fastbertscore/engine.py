@@ -19,6 +19,7 @@ from .match import greedy_match
 from .models import Encoder
 from .tokenize import Tokenized, tokenize, warn_truncated
 from .validate import Pairs
+from .windows import WindowSpec
 
 logger = logging.getLogger(__name__)
 
@@ -68,15 +69,22 @@ def score_pairs(
     max_length: int | None,
     budget: Budget,
     verbose: bool = False,
+    long_inputs: str = "truncate",
+    window: WindowSpec | None = None,
 ) -> torch.Tensor:
     """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
 
-    Pairs with an empty candidate or reference score 0 (with a warning).
+    Pairs with an empty candidate or reference score 0 (with a warning). ``long_inputs`` says what happens
+    to texts longer than ``max_length``: cut (``"truncate"``), scored in full through sliding windows
+    (``"window"``, with ``window``), or a ``ValueError`` naming the first one (``"error"``).
     """
     texts = _Texts(pairs)
     n_pairs = len(pairs.cands)
-    tok = tokenize(tokenizer, texts.texts, max_length)
-    warn_truncated(len(tok.truncated), len(tok.ids), max_length)
+    tok = tokenize(tokenizer, texts.texts, max_length if long_inputs == "truncate" else None)
+    if long_inputs == "truncate":
+        warn_truncated(len(tok.truncated), len(tok.ids), max_length)
+    elif max_length is not None:
+        _check_long(tok, texts, max_length, long_inputs)
     sent_weights = _all_weights(tok, weights, texts)
     _warn_empty(tok, texts)
 
@@ -90,7 +98,7 @@ def score_pairs(
         for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):
             emb = embed(
                 encoder, tok.ids, wanted, pad_id=pad_id, batch_size=budget.batch_size,
-                max_tokens=budget.max_tokens, progress=bar,
+                max_tokens=budget.max_tokens, progress=bar, window=window,
             )
             dev_weights = {u: sent_weights[u].to(encoder.device) for u in wanted}
             for rows in _match_batches(chunk, texts, tok, n_layers):
@@ -98,6 +106,23 @@ def score_pairs(
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
             del emb, dev_weights
     return out if encoder.all_layers else out[0]
+
+
+def _check_long(tok: Tokenized, texts: _Texts, max_length: int, long_inputs: str) -> None:
+    long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
+    if long and long_inputs == "error":
+        first = min(long, key=lambda u: _input_position(texts, u))
+        raise ValueError(
+            f"{texts.first_use(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
+            "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
+        )
+    if long:
+        logger.info("%d of %d texts exceed %d tokens and are scored through sliding windows", len(long), len(tok.ids), max_length)
+
+
+def _input_position(texts: _Texts, u: int) -> int:
+    """Row of the first pair that uses text ``u``, for "the first offending input"."""
+    return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref)) if u in (c, r)), default=0)
 
 
 def _all_weights(tok: Tokenized, weights: Weights, texts: _Texts) -> list[torch.Tensor]:
@@ -172,6 +197,8 @@ def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: dict[int, t
 def _match(rows, texts: _Texts, emb, weights, all_layers: bool) -> torch.Tensor:
     cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
     ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
-    P, R, F = greedy_match(*cand, *ref)
+    # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.
+    per_cand_token = len(rows) * ref[0].shape[-2] * (ref[0].shape[0] if all_layers else 1)
+    P, R, F = greedy_match(*cand, *ref, block=max(1, _SIM_BUDGET // max(per_cand_token, 1)))
     scores = torch.stack((P, R, F), dim=-1)
     return scores if all_layers else scores.unsqueeze(0)

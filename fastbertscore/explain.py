@@ -73,6 +73,7 @@ def explain(
     lang: str | None = None,
     rescale_with_baseline: bool = False,
     baseline_path: str | None = None,
+    long_inputs: str = "truncate",
     scorer: BERTScorer | None = None,
 ) -> Explanation:
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
@@ -91,7 +92,7 @@ def explain(
     if scorer is None:
         scorer = BERTScorer(
             model_type=model_type, num_layers=num_layers, lang=lang, rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path,
+            baseline_path=baseline_path, long_inputs=long_inputs,
         )
     rescaled = scorer.rescale_with_baseline
     if presence_threshold is None:
@@ -116,7 +117,7 @@ def _rescale_similarity(scorer: BERTScorer, values: torch.Tensor) -> torch.Tenso
 
 
 def _token_units(scorer: BERTScorer, candidate: str, reference: str, level: str):
-    cand, ref = (pieces(scorer.tokenizer, t, scorer.max_length) for t in (candidate, reference))
+    cand, ref = (pieces(scorer.tokenizer, t, scorer.token_limit) for t in (candidate, reference))
     cand_emb, ref_emb = scorer.token_embeddings([cand.ids, ref.ids])
     full = _rescale_similarity(scorer, (cand_emb @ ref_emb.T).float().cpu())
     c_keep = [i for i, sp in enumerate(cand.special) if not sp]

@@ -17,6 +17,8 @@ def greedy_match(
     ref: torch.Tensor,
     ref_mask: torch.Tensor,
     ref_weights: torch.Tensor,
+    *,
+    block: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """BERTScore precision, recall and F1 of padded, normalised candidate/reference embeddings.
 
@@ -25,20 +27,32 @@ def greedy_match(
         cand_mask: ``(B, Tc)`` bool, True on real tokens.
         cand_weights: ``(B, Tc)`` token weights, 0 on padding; normalised here to sum to 1 per sentence.
         ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``.
+        block: compute the similarities this many candidate tokens at a time (same result, bounded memory).
 
     Returns:
         ``(P, R, F)``, each ``(..., B)``. Every token is matched to its most similar token on the other
         side; padding is never a match (``bert-score`` lets padding act as a similarity of 0, so its
         scores depend on what else is in the batch whenever a token's best similarity is negative).
     """
-    sim = torch.matmul(cand, ref.transpose(-1, -2))
-    pair_mask = cand_mask.unsqueeze(-1) & ref_mask.unsqueeze(-2)
-    sim = sim.masked_fill(~pair_mask, float("-inf"))
-    word_precision = sim.max(dim=-1).values.masked_fill(~cand_mask, 0.0)
-    word_recall = sim.max(dim=-2).values.masked_fill(~ref_mask, 0.0)
+    word_precision, word_recall = _best_similarities(cand, cand_mask, ref, ref_mask, block or cand.shape[-2])
+    word_precision = word_precision.masked_fill(~cand_mask, 0.0)
+    word_recall = word_recall.masked_fill(~ref_mask, 0.0)
     precision_scale = cand_weights / cand_weights.sum(dim=-1, keepdim=True)
     recall_scale = ref_weights / ref_weights.sum(dim=-1, keepdim=True)
     P = (word_precision * precision_scale).sum(dim=-1)
     R = (word_recall * recall_scale).sum(dim=-1)
     F = 2 * P * R / (P + R)
     return P, R, F.masked_fill(torch.isnan(F), 0.0)
+
+
+def _best_similarities(cand, cand_mask, ref, ref_mask, block: int):
+    """Each candidate token's and each reference token's best similarity, ``block`` candidate tokens at a time."""
+    rows, cols = [], None
+    for start in range(0, max(cand.shape[-2], 1), block):
+        sim = torch.matmul(cand[..., start : start + block, :], ref.transpose(-1, -2))
+        pair_mask = cand_mask[:, start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
+        sim = sim.masked_fill(~pair_mask, float("-inf"))
+        rows.append(sim.max(dim=-1).values)
+        col = sim.max(dim=-2).values
+        cols = col if cols is None else torch.maximum(cols, col)
+    return torch.cat(rows, dim=-1), cols

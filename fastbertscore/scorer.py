@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Literal
 
 import torch
 
@@ -17,10 +18,13 @@ from .models import load_encoder, load_tokenizer, max_input_length
 from .tables import model_for_lang
 from .tokenize import tokenize
 from .validate import check_idf_sents, check_pairs, check_positive_int
+from .windows import WindowSpec, special_layout
 
 logger = logging.getLogger(__name__)
 
 Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+LongInputs = Literal["truncate", "window", "error"]
+LONG_INPUTS = ("truncate", "window", "error")
 
 
 @lru_cache(maxsize=1)
@@ -60,7 +64,13 @@ class BERTScorer:
         *,
         baseline_repo: str | None = None,
         baseline_revision: str | None = None,
+        long_inputs: LongInputs = "truncate",
+        window_stride: int | None = None,
     ):
+        if long_inputs not in LONG_INPUTS:
+            raise ValueError(f"long_inputs={long_inputs!r} is not one of {', '.join(LONG_INPUTS)}")
+        if window_stride is not None and (isinstance(window_stride, bool) or not isinstance(window_stride, int) or window_stride < 0):
+            raise ValueError(f"window_stride must be a non-negative integer, got {window_stride!r}")
         if model_type is None and lang is None:
             raise ValueError(
                 "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "
@@ -79,6 +89,13 @@ class BERTScorer:
         self._use_fast_tokenizer = use_fast_tokenizer
         self._tokenizer, self._encoder = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
         self._max_length = max_input_length(self._tokenizer, self._encoder)
+        self.long_inputs = long_inputs
+        self._window = None
+        if self._max_length is not None:
+            prefix, suffix = special_layout(self._tokenizer)
+            self._window = WindowSpec(self._max_length, prefix, suffix, window_stride)
+            if self._window.capacity < 2:
+                raise ValueError(f"max length {self._max_length} leaves no room for text between the special tokens")
         vocab_size = len(self._tokenizer)
         self._plain = plain_table(vocab_size, (self._tokenizer.sep_token_id, self._tokenizer.cls_token_id))
         self._idf = idf if isinstance(idf, Mapping) else bool(idf)
@@ -102,6 +119,11 @@ class BERTScorer:
     max_length = property(lambda self: self._max_length, doc="Longest input in tokens, special tokens included.")
 
     @property
+    def token_limit(self) -> int | None:
+        """Where texts are cut when tokenized: the max length with ``"truncate"``, nowhere otherwise."""
+        return self._max_length if self.long_inputs == "truncate" else None
+
+    @property
     def baseline_vals(self) -> torch.Tensor:
         if self._baseline is None:
             self._baseline = self._load_baseline()
@@ -119,7 +141,7 @@ class BERTScorer:
         sents = check_idf_sents(sents)
         if self._idf_table is not None:
             logger.warning("Overwriting the previous importance weights.")
-        ids = tokenize(self._tokenizer, sents, self._max_length).ids
+        ids = tokenize(self._tokenizer, sents, self.token_limit).ids
         self._idf_table = idf_table(document_frequencies(ids, len(self._tokenizer)), len(sents))
 
     def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
@@ -146,7 +168,8 @@ class BERTScorer:
         weights = Weights(self._idf_table if self.idf else self._plain, self._plain)
         raw = score_pairs(
             self._encoder, self._tokenizer, pairs, weights,
-            max_length=self._max_length, budget=budget, verbose=verbose,
+            max_length=self._max_length, budget=budget, verbose=verbose, long_inputs=self.long_inputs,
+            window=self._window if self.long_inputs == "window" else None,
         )
         if pairs.multi_ref:
             raw = _best_of_groups(raw, pairs.groups)
@@ -159,7 +182,9 @@ class BERTScorer:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
         with torch.inference_mode():
-            out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=self.batch_size, max_tokens=Budget.max_tokens)
+            window = self._window if self.long_inputs == "window" else None
+            out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=self.batch_size,
+                        max_tokens=Budget.max_tokens, window=window)
         return [out[i] for i in range(len(ids))]
 
     def token_weights(self, ids: list[int]) -> torch.Tensor:
@@ -210,12 +235,17 @@ def score(
     *,
     baseline_repo: str | None = None,
     baseline_revision: str | None = None,
+    long_inputs: LongInputs = "truncate",
+    window_stride: int | None = None,
 ):
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
     With ``idf=True`` the idf weights are counted over the (flattened) references. ``baseline_repo`` and
     ``baseline_revision`` choose the Hub dataset repo that rescaling baselines come from (default:
-    ``$FASTBERTSCORE_BASELINE_REPO`` or ``fastbertscore/baselines``, at ``main``). See
+    ``$FASTBERTSCORE_BASELINE_REPO`` or ``fastbertscore/baselines``, at ``main``). ``long_inputs`` decides
+    what happens to texts longer than the model's window: ``"truncate"`` (as bert-score, with a warning),
+    ``"window"`` (scored in full through overlapping windows sharing ``window_stride`` tokens, default a
+    quarter of the window) or ``"error"``. See
     :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
     """
     pairs = check_pairs(cands, refs)
@@ -223,7 +253,7 @@ def score(
         model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
         all_layers=all_layers, idf=idf, device=device, lang=lang, rescale_with_baseline=rescale_with_baseline,
         baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, baseline_repo=baseline_repo,
-        baseline_revision=baseline_revision,
+        baseline_revision=baseline_revision, long_inputs=long_inputs, window_stride=window_stride,
     )
     if scorer.idf is True:
         scorer.compute_idf(pairs.refs)

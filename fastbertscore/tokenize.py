@@ -82,7 +82,8 @@ def warn_truncated(count: int, total: int, max_length: int | None) -> None:
     if count:
         logger.warning(
             "%d of %d input texts are longer than the model's %s tokens and were cut at that length, "
-            "as bert-score does; their scores ignore the rest of the text.",
+            "as bert-score does; their scores ignore the rest of the text. Pass long_inputs='window' to score "
+            "them in full.",
             count,
             total,
             max_length,
