@@ -1,4 +1,5 @@
-"""``bertscore`` (score files or strings) and ``bertscore-show`` (heatmap and what a candidate missed).
+"""``bertscore`` (score files or strings) and ``bertscore-show`` (heatmap and what a candidate missed);
+``bertscore correlate`` / ``bertscore tune-layer`` are in :mod:`fastbertscore.cli_metaeval`.
 
 Flags follow the ``bert-score`` CLI; ``--use_fast_tokenizer`` is a real opt-in (the reference's is inverted).
 Exit codes: 0 ok, 2 bad input or usage (one line on stderr), 1 anything else.
@@ -123,7 +124,7 @@ def _run(args) -> int:
     return 0
 
 
-def _guarded(prog: str, run, args) -> int:
+def guarded(prog: str, run, args) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format=f"{prog}: %(message)s")
     try:
         return run(args)
@@ -136,7 +137,12 @@ def _guarded(prog: str, run, args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return _guarded("bertscore", _run, _parse_score_args(argv))
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in ("correlate", "tune-layer"):
+        from .cli_metaeval import main as metaeval_main
+
+        return metaeval_main(argv)
+    return guarded("bertscore", _run, _parse_score_args(argv))
 
 
 def _parse_show_args(argv):
@@ -173,7 +179,7 @@ def _show(args) -> int:
 
 
 def show_main(argv: list[str] | None = None) -> int:
-    return _guarded("bertscore-show", _show, _parse_show_args(argv))
+    return guarded("bertscore-show", _show, _parse_show_args(argv))
 
 
 if __name__ == "__main__":

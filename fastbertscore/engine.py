@@ -13,6 +13,7 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
+from .cache import EmbeddingCache
 from .embed import embed
 from .idf import sentence_weights
 from .match import greedy_match
@@ -71,6 +72,7 @@ def score_pairs(
     verbose: bool = False,
     long_inputs: str = "truncate",
     window: WindowSpec | None = None,
+    cache: EmbeddingCache | None = None,
 ) -> torch.Tensor:
     """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
 
@@ -96,8 +98,8 @@ def score_pairs(
     n_live = len({u for i in live for u in (texts.cand[i], texts.ref[i])})
     with torch.inference_mode(), tqdm(total=n_live, desc="embedding", unit="sent", disable=not verbose) as bar:
         for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):
-            emb = embed(
-                encoder, tok.ids, wanted, pad_id=pad_id, batch_size=budget.batch_size,
+            emb = _embed_cached(
+                cache, encoder, tok.ids, wanted, pad_id=pad_id, batch_size=budget.batch_size,
                 max_tokens=budget.max_tokens, progress=bar, window=window,
             )
             dev_weights = {u: sent_weights[u].to(encoder.device) for u in wanted}
@@ -106,6 +108,19 @@ def score_pairs(
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
             del emb, dev_weights
     return out if encoder.all_layers else out[0]
+
+
+def _embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress, **kwargs) -> dict[int, torch.Tensor]:
+    if cache is None:
+        return embed(encoder, ids, wanted, progress=progress, **kwargs)
+    found = {u: cache.get(ids[u]) for u in wanted}
+    missing = [u for u, e in found.items() if e is None]
+    if progress is not None:
+        progress.update(len(wanted) - len(missing))
+    fresh = embed(encoder, ids, missing, progress=progress, **kwargs)
+    for u, e in fresh.items():
+        cache.put(ids[u], e)
+    return {**{u: e for u, e in found.items() if e is not None}, **fresh}
 
 
 def _check_long(tok: Tokenized, texts: _Texts, max_length: int, long_inputs: str) -> None:

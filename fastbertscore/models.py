@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .registry import registry_path, tuned_layer
 from .tables import DEFAULT_MODEL, MODEL2LAYERS, fallback_layer
 from .validate import check_num_layers
 
@@ -87,15 +88,20 @@ class Encoder:
     num_layers: int
     all_layers: bool
     hidden_index: int | None = None  # read this hidden state instead of the last one
+    autocast: torch.dtype | None = None  # run the forward pass under autocast to this dtype (bf16/fp16 modes)
 
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Hidden states in float32 (autocast modes compute in lower precision, then widen)."""
         want_hidden = self.all_layers or self.hidden_index is not None
-        out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
+        with torch.autocast(input_ids.device.type, dtype=self.autocast, enabled=self.autocast is not None):
+            out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
         if self.all_layers:
-            return torch.stack(out.hidden_states, dim=2)
-        if self.hidden_index is not None:
-            return out.hidden_states[self.hidden_index]
-        return out[0]
+            hidden = torch.stack(out.hidden_states, dim=2)
+        elif self.hidden_index is not None:
+            hidden = out.hidden_states[self.hidden_index]
+        else:
+            hidden = out[0]
+        return hidden.float()
 
     @property
     def device(self) -> torch.device:
@@ -147,13 +153,18 @@ def _cut(model, num_layers: int) -> None:
 
 
 def default_layer(model_type: str, depth: int) -> int:
-    """The tuned layer from the published table, else :func:`~fastbertscore.tables.fallback_layer`."""
+    """The published tuned layer, else one the user tuned (``bertscore tune-layer --record``), else
+    :func:`~fastbertscore.tables.fallback_layer`."""
     if model_type in MODEL2LAYERS:
         return MODEL2LAYERS[model_type]
+    tuned = tuned_layer(model_type)
+    if tuned is not None and 0 <= tuned <= depth:
+        logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())
+        return tuned
     layer = fallback_layer(depth)
     logger.warning(
         "%s has no tuned layer in the model table; using layer %d of %d (three quarters of its depth). "
-        "Pass num_layers= to choose another.",
+        "Pass num_layers= to choose another, or find the best one with: bertscore tune-layer --model MODEL --data FILE",
         model_type,
         layer,
         depth,

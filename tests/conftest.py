@@ -12,6 +12,8 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# A user's own tuned-layer registry must not change what the tests see.
+os.environ["FASTBERTSCORE_LAYER_REGISTRY"] = os.path.join(os.path.dirname(__file__), ".no-such-registry.json")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402

@@ -1,0 +1,81 @@
+"""``bertscore correlate`` and ``bertscore tune-layer``: agreement with human ratings, per layer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+from pathlib import Path
+
+from .tables import DEFAULT_MODEL
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="bertscore", description="Correlate BERTScore with human ratings.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("correlate", "correlations per layer, per group and pooled, beside chrF and SentBLEU"),
+                       ("tune-layer", "pick the layer whose F agrees best with the ratings (mean segment-level τ)")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--data", type=Path, required=True, help="CSV or TSV with candidate, reference and human columns")
+        p.add_argument("-m", "--model", default=DEFAULT_MODEL)
+        p.add_argument("--cand-column", default="candidate")
+        p.add_argument("--ref-column", default="reference")
+        p.add_argument("--human-column", default="human")
+        p.add_argument("--group", default="year,lp", help="comma-separated grouping columns (absent ones are ignored)")
+        p.add_argument("--system-column", default="system")
+        p.add_argument("--segment-column", default="seg_id")
+        p.add_argument("--limit", type=int, help="only the first N rows")
+        p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the 95%% interval of τ (0: none)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--idf", action="store_true")
+        p.add_argument("--device")
+        p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+        p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
+        p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
+        p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
+        if name == "tune-layer":
+            p.add_argument("--record", action="store_true", help="save the layer as the model's default in the user registry")
+    return parser.parse_args(argv)
+
+
+def _run(args) -> int:
+    from . import metaeval, registry
+    from .scorer import BERTScorer
+
+    if not args.data.is_file():
+        raise ValueError(f"--data {args.data} not found")
+    data = metaeval.read_judgments(
+        args.data, cand=args.cand_column, ref=args.ref_column, human=args.human_column,
+        group=tuple(g for g in args.group.split(",") if g), system=args.system_column, segment=args.segment_column,
+        limit=args.limit,
+    )
+    scorer = BERTScorer(model_type=args.model, all_layers=True, idf=args.idf, idf_sents=data.refs if args.idf else None,
+                        device=args.device, dtype=args.dtype)
+    report = metaeval.meta_evaluate(scorer, data, bootstrap=args.bootstrap, seed=args.seed, surface=not args.no_surface)
+    table = metaeval.markdown(report)
+    print(table)
+    if args.out:
+        args.out.write_text(table, encoding="utf-8")
+        metaeval.write_csv(report, args.out.with_suffix(".csv"))
+    if args.plot:
+        metaeval.plot(report, args.plot)
+    best = report.best_layer()
+    print(f"best layer for {args.model} on {args.data.name} ({len(data.cands)} rows): {best} "
+          f"(mean segment-level τ of F {report.layer_curve()[best]:.4f}); one dataset's winner is a guess for other domains")
+    if getattr(args, "record", False):
+        path = registry.record(args.model, best, data=args.data.name, rows=len(data.cands),
+                               mean_tau=report.layer_curve()[best], date=date.today().isoformat())
+        print(f"recorded layer {best} for {args.model} in {path}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    from .cli import guarded
+
+    args = _parse(argv)
+    args.verbose = False
+    return guarded("bertscore", _run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+"""Scale out with torch.distributed (torchrun): each rank scores a contiguous shard of the pairs.
+
+idf stays corpus-level: every rank counts document frequencies over its share of the references into a
+vocabulary-sized integer tensor, and one all-reduce of the counts (and of the document count) gives every
+rank exactly the single-process idf before any scoring. No sampler pads or repeats items.
+
+    torchrun --nproc_per_node 4 -m fastbertscore.distributed -c cands.txt -r refs.txt -m MODEL --out scores.tsv
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+from .scorer import BERTScorer
+from .validate import check_pairs
+
+
+def shard_bounds(n: int, world: int, rank: int) -> tuple[int, int]:
+    """Contiguous ``[start, end)`` of rank ``rank``: sizes differ by at most one, nothing padded or repeated."""
+    return rank * n // world, (rank + 1) * n // world
+
+
+def score_distributed(cands, refs, *, idf: bool = False, to: str = "all", group=None, **scorer_kwargs):
+    """``(P, R, F)`` of all pairs, in input order, on every rank (``to="all"``) or on rank 0 only (``to="rank0"``;
+    other ranks get ``None``). Call it on every rank of an initialised process group with the same inputs.
+
+    ``scorer_kwargs`` go to :class:`BERTScorer` (``model_type``, ``num_layers``, ``device``, ...).
+    """
+    if to not in ("all", "rank0"):
+        raise ValueError(f"to={to!r} is not one of all, rank0")
+    rank, world = dist.get_rank(group), dist.get_world_size(group)
+    pairs = check_pairs(cands, refs)
+    scorer = BERTScorer(**scorer_kwargs, idf=idf)
+    if idf:
+        lo, hi = shard_bounds(len(pairs.refs), world, rank)
+        counts = scorer.document_frequencies(pairs.refs[lo:hi])
+        docs = torch.tensor([hi - lo], dtype=torch.int64)
+        dist.all_reduce(counts, group=group)
+        dist.all_reduce(docs, group=group)
+        scorer.set_document_frequencies(counts, int(docs))
+    n = len(pairs.groups)
+    lo, hi = shard_bounds(n, world, rank)
+    cand_list, ref_list = list(cands), list(refs)
+    local = torch.zeros((0, 3)) if lo == hi else torch.stack(scorer.score(cand_list[lo:hi], ref_list[lo:hi]), dim=-1)
+    width = max(shard_bounds(n, world, r)[1] - shard_bounds(n, world, r)[0] for r in range(world))
+    padded = torch.zeros((width, 3), dtype=torch.float32)
+    padded[: hi - lo] = local
+    gathered = [torch.zeros_like(padded) for _ in range(world)] if to == "all" or rank == 0 else None
+    if to == "all":
+        dist.all_gather(gathered, padded, group=group)
+    else:
+        dist.gather(padded, gathered, dst=0, group=group)
+        if rank != 0:
+            return None
+    parts = [gathered[r][: shard_bounds(n, world, r)[1] - shard_bounds(n, world, r)[0]] for r in range(world)]
+    scores = torch.cat(parts)
+    return scores[:, 0], scores[:, 1], scores[:, 2]
+
+
+def _read(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").strip() for line in f]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fastbertscore.distributed", description=__doc__.splitlines()[0])
+    parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
+    parser.add_argument("-r", "--ref", required=True, help="reference file, one per line")
+    parser.add_argument("-m", "--model", required=True)
+    parser.add_argument("-l", "--num_layers", type=int)
+    parser.add_argument("--idf", action="store_true")
+    parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")
+    args = parser.parse_args(argv)
+    cuda = torch.cuda.is_available()
+    dist.init_process_group("nccl" if cuda else "gloo")
+    try:
+        local = int(os.environ.get("LOCAL_RANK", 0))
+        device = f"cuda:{local % torch.cuda.device_count()}" if cuda else "cpu"
+        cands, refs = _read(args.cand), _read(args.ref)
+        out = score_distributed(cands, refs, idf=args.idf, to="rank0", model_type=args.model,
+                                num_layers=args.num_layers, device=device)
+        if out is not None:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write("P\tR\tF1\n")
+                f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(*(t.tolist() for t in out)))
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

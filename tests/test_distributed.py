@@ -1,0 +1,81 @@
+"""Scale-out on real engines, CPU only: torch.distributed with gloo (2 processes) and datasets.map(num_proc=2)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import datasets
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+import fastbertscore as fb
+from fastbertscore.distributed import score_distributed, shard_bounds
+
+
+def test_shards_cover_every_pair_once():
+    for n in (0, 1, 7, 10):
+        for world in (1, 2, 3, 4):
+            bounds = [shard_bounds(n, world, r) for r in range(world)]
+            assert [i for a, b in bounds for i in range(a, b)] == list(range(n))
+
+
+def _worker(rank, world, port, model, cands, refs, out_dir):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        result = {}
+        for idf in (False, True):
+            P, R, F = score_distributed(cands, refs, idf=idf, model_type=model, num_layers=2, device="cpu")
+            result[str(idf)] = [P.tolist(), R.tolist(), F.tolist()]
+        only_root = score_distributed(cands, refs, to="rank0", model_type=model, num_layers=2, device="cpu")
+        result["rank0"] = None if only_root is None else only_root[2].tolist()
+        with open(f"{out_dir}/rank{rank}.json", "w") as f:
+            json.dump(result, f)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("multi_ref", [False, True])
+def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, multi_ref):
+    model = tiny_model("bert")
+    cands = mt_pairs[0][:7]  # not divisible by the world size
+    refs = [[r, mt_pairs[0][-1]] for r in mt_pairs[1][:7]] if multi_ref else mt_pairs[1][:7]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(_worker, args=(2, port, model, cands, refs, str(tmp_path)), nprocs=2, join=True)
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for idf in (False, True):
+        single = fb.score(cands, refs, model_type=model, num_layers=2, idf=idf)
+        for result in ranks:
+            got = torch.tensor(result[str(idf)])
+            assert got.shape == (3, 7)
+            assert torch.allclose(got, torch.stack(single), atol=1e-6, rtol=0)
+    assert ranks[1]["rank0"] is None and len(ranks[0]["rank0"]) == 7
+
+
+def _score_with_rank(batch, rank, model):
+    import torch
+
+    from fastbertscore.compute import compute
+
+    if torch.cuda.is_available():
+        device = f"cuda:{rank % torch.cuda.device_count()}"
+    else:  # N processes x 1 thread; a forked worker must not use the parent's OpenMP pool (it would hang)
+        device = "cpu"
+        torch.set_num_threads(1)
+    out = compute(batch["candidate"], batch["reference"], model_type=model, num_layers=2, device=device)
+    return {"f1": out["f1"], "rank": [rank] * len(out["f1"])}
+
+
+def test_dataset_map_with_ranks(tiny_model, mt_pairs):
+    model = tiny_model("bert")
+    ds = datasets.Dataset.from_dict({"candidate": mt_pairs[0][:20], "reference": mt_pairs[1][:20]})
+    scored = ds.map(_score_with_rank, batched=True, batch_size=5, with_rank=True, num_proc=2,
+                    fn_kwargs={"model": model}, load_from_cache_file=False)
+    single = fb.score(mt_pairs[0][:20], mt_pairs[1][:20], model_type=model, num_layers=2)[2]
+    assert torch.allclose(torch.tensor(scored["f1"]), single, atol=1e-6, rtol=0)
+    assert set(scored["rank"]) == {0, 1}

@@ -1,0 +1,107 @@
+"""Meta-evaluation on a slice of the shared WMT human judgments (skipped when ../shared/data is absent)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sacrebleu
+from scipy import stats
+
+import fastbertscore as fb
+from fastbertscore import metaeval, registry
+from fastbertscore.cli import main
+
+from conftest import HUMAN_TSV
+
+pytestmark = pytest.mark.skipif(not HUMAN_TSV.exists(), reason="../shared/data/human_judgments_toen.tsv is absent")
+MINILM = fb.DEFAULT_MODEL
+
+
+@pytest.fixture(scope="module")
+def data():
+    return metaeval.read_judgments(HUMAN_TSV, limit=80)
+
+
+@pytest.fixture(scope="module")
+def report(data):
+    scorer = fb.BERTScorer(model_type=MINILM, all_layers=True)
+    return metaeval.meta_evaluate(scorer, data, bootstrap=50, seed=0, verbose=False)
+
+
+def test_all_layers_pass_equals_per_layer_calls(data):
+    scorer = fb.BERTScorer(model_type=MINILM, all_layers=True)
+    every = metaeval.bertscore_all_layers(scorer, data, verbose=False)
+    assert every.shape == (7, 80, 3)
+    for layer in (0, 3, 6):
+        P, R, F = fb.score(data.cands, data.refs, model_type=MINILM, num_layers=layer)
+        assert np.allclose(every[layer], np.stack([P, R, F], -1), atol=1e-6)
+
+
+def test_correlations_equal_scipy(report, data):
+    scorer = fb.BERTScorer(model_type=MINILM, num_layers=4)
+    F = scorer.score(data.cands, data.refs)[2].numpy()
+    st = report.metrics["F L4"][data.groups[0]]
+    assert st.n == 80
+    assert st.kendall == pytest.approx(stats.kendalltau(F, data.human).statistic, abs=1e-6)
+    assert st.pearson == pytest.approx(stats.pearsonr(F, data.human).statistic, abs=1e-6)
+    assert st.spearman == pytest.approx(stats.spearmanr(F, data.human).statistic, abs=1e-6)
+    assert st.kendall_ci[0] <= st.kendall <= st.kendall_ci[1]
+
+
+def test_chrf_and_sentbleu_match_sacrebleu(report, data):
+    chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(data.cands, data.refs)]
+    bleu = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(data.cands, data.refs)]
+    group = data.groups[0]
+    assert report.metrics["chrF"][group].kendall == pytest.approx(stats.kendalltau(chrf, data.human).statistic, abs=1e-9)
+    assert report.metrics["SentBLEU"][group].kendall == pytest.approx(stats.kendalltau(bleu, data.human).statistic, abs=1e-9)
+
+
+def test_bootstrap_is_deterministic(data):
+    values = np.sin(np.arange(80.0))
+    a = metaeval.correlate(values, data, bootstrap=30, seed=7)[data.groups[0]].kendall_ci
+    b = metaeval.correlate(values, data, bootstrap=30, seed=7)[data.groups[0]].kendall_ci
+    c = metaeval.correlate(values, data, bootstrap=30, seed=8)[data.groups[0]].kendall_ci
+    assert a == b != c and a[0] < a[1]
+
+
+def test_best_layer_is_the_argmax_and_ties_go_shallower():
+    def stats_for(tau):
+        return {"g1": metaeval.Stats(10, kendall=tau), "g2": metaeval.Stats(10, kendall=tau)}
+
+    report = metaeval.Report("m", {f"F L{i}": stats_for(t) for i, t in enumerate([0.1, 0.3, 0.2, 0.3])})
+    assert report.best_layer() == 1
+    report.metrics["F L2"] = stats_for(0.5)
+    assert report.best_layer() == 2
+
+
+def test_small_groups_are_reported_not_crashed(data):
+    tiny = metaeval.Judgments(data.cands[:5], data.refs[:5], data.human[:5], ["a", "a", "b", "b", "b"], ["s"] * 5, list("12345"))
+    out = metaeval.correlate(np.arange(5.0), tiny, bootstrap=10)
+    assert out["a"].note == "fewer than 3 rows (2)" and math.isnan(out["a"].kendall)
+    assert math.isfinite(out["b"].kendall) and "pooled" in out
+
+
+def test_bad_files(tmp_path):
+    missing = tmp_path / "m.tsv"
+    missing.write_text("candidate\treference\nx\ty\n")
+    with pytest.raises(ValueError, match="column 'human' not found; the file has: candidate, reference"):
+        metaeval.read_judgments(missing)
+    bad = tmp_path / "b.tsv"
+    bad.write_text("candidate\treference\thuman\nx\ty\t0.5\nx\ty\thigh\n")
+    with pytest.raises(ValueError, match="line 3: human score 'high' is not a number"):
+        metaeval.read_judgments(bad)
+
+
+def test_tune_layer_records_a_layer_that_score_then_uses(tiny_model, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(tmp_path / "layers.json"))
+    path = tiny_model("bert")
+    code = main(["tune-layer", "--data", str(HUMAN_TSV), "--limit", "60", "--model", path, "--bootstrap", "0",
+                 "--no-surface", "--record", "--out", str(tmp_path / "t.md"), "--plot", str(tmp_path / "t.png")])
+    assert code == 0
+    best = registry.tuned_layer(path)
+    assert best is not None and f"recorded layer {best}" in capsys.readouterr().out
+    assert (tmp_path / "t.csv").exists() and (tmp_path / "t.png").stat().st_size > 1000
+    _, hashcode = fb.score(["a cat"], ["a dog"], model_type=path, return_hash=True)
+    assert f"_L{best}_" in hashcode

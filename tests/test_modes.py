@@ -1,0 +1,56 @@
+"""Fast modes: bfloat16 stays within its error bounds; the embedding cache never changes a score; both show
+in the hash. (Speed itself is measured in benchmarks/speed.py, never asserted in a test.)"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from scipy.stats import kendalltau
+
+import fastbertscore as fb
+from fastbertscore.cache import EmbeddingCache
+
+MINILM = fb.DEFAULT_MODEL
+
+
+def test_bfloat16_error_bounds(mt_pairs):
+    cands, refs = mt_pairs
+    exact = fb.score(cands, refs, model_type=MINILM, num_layers=6)[2]
+    (P, R, F), hashcode = fb.score(cands, refs, model_type=MINILM, num_layers=6, dtype="bfloat16", return_hash=True)
+    assert (F - exact).abs().max().item() <= 2e-3
+    assert kendalltau(F, exact).statistic >= 0.995
+    assert hashcode.endswith("_dtype=bfloat16") and F.dtype == torch.float32
+
+
+def test_modes_are_named_in_the_hash():
+    assert fb.BERTScorer(model_type=MINILM, long_inputs="window").hash.endswith("_long=window")
+    assert "_dtype" not in fb.BERTScorer(model_type=MINILM).hash
+    with pytest.raises(ValueError, match="dtype='float16' needs a CUDA device"):
+        fb.BERTScorer(model_type=MINILM, dtype="float16", device="cpu")
+    with pytest.raises(ValueError, match="dtype='int4' is not one of float32, bfloat16, float16"):
+        fb.BERTScorer(model_type=MINILM, dtype="int4")
+
+
+def test_cache_reuses_references_without_changing_scores(mt_pairs):
+    cands, refs = mt_pairs
+    cached = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_mb=64)
+    plain = fb.BERTScorer(model_type=MINILM, num_layers=4)
+    first = cached.score(cands[:30], refs[:30])
+    misses = cached.cache.misses
+    second = cached.score(cands[30:], refs[:30])  # another "system" against the same references
+    assert cached.cache.hits >= len(set(refs[:30]) - set(cands[30:]))
+    assert cached.cache.misses - misses <= len(set(cands[30:]) | set(refs[:30]))
+    for a, b in zip(second, plain.score(cands[30:], refs[:30])):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    for a, b in zip(first, plain.score(cands[:30], refs[:30])):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+
+
+def test_cache_stays_within_its_budget():
+    cache = EmbeddingCache(max_bytes=3 * 4 * 10 * 8)  # room for three (10, 8) float32 tensors
+    for i in range(5):
+        cache.put([i], torch.zeros(10, 8))
+    assert len(cache) == 3 and cache.bytes <= cache.max_bytes
+    assert cache.get([0]) is None and cache.get([4]) is not None
+    cache.put([99], torch.zeros(1000, 8))  # larger than the whole budget: not kept
+    assert cache.get([99]) is None
