@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 # Similarity entries (pairs × cand tokens × ref tokens × layers) in one matching step: 64 MiB of fp32.
 _SIM_BUDGET = 1 << 24
+# Padded embedding entries (pairs × (cand + ref tokens) × width × layers) copied for one matching step: 64 MiB.
+_PAD_BUDGET = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def score_pairs(
                 max_tokens=budget.max_tokens, progress=bar, window=window,
             )
             dev_weights = {u: sent_weights[u].to(encoder.device) for u in wanted}
-            for rows in _match_batches(chunk, texts, tok, n_layers):
+            for rows in _match_batches(chunk, texts, tok, n_layers, encoder.width):
                 scores = _match(rows, texts, emb, dev_weights, encoder.all_layers)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
             del emb, dev_weights
@@ -183,15 +185,16 @@ def _chunks(rows: list[int], texts: _Texts, tok: Tokenized, chunk_tokens: int):
         yield chunk, list(wanted)
 
 
-def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int):
-    """Rows sorted by lengths and grouped so one similarity tensor stays under the budget."""
+def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int):
+    """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under budget."""
     length = lambda u: len(tok.ids[u])  # noqa: E731
     ordered = sorted(rows, key=lambda r: (length(texts.cand[r]), length(texts.ref[r])))
     batch: list[int] = []
     max_c = max_r = 0
     for row in ordered:
         c, r = max(max_c, length(texts.cand[row])), max(max_r, length(texts.ref[row]))
-        if batch and (len(batch) + 1) * c * r * n_layers > _SIM_BUDGET:
+        n = len(batch) + 1
+        if batch and (n * c * r * n_layers > _SIM_BUDGET or n * (c + r) * n_layers * width > _PAD_BUDGET):
             yield batch
             batch, c, r = [], length(texts.cand[row]), length(texts.ref[row])
         batch.append(row)

@@ -10,7 +10,7 @@ from typing import Literal
 
 import torch
 
-from .baselines import BaselineError, read_baseline, rescale, select_layers
+from .baselines import read_baseline, rescale, select_layers
 from .embed import embed
 from .cache import EmbeddingCache
 from .engine import Budget, Weights, score_pairs

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import fastbertscore as fb
+from servers import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -24,25 +23,15 @@ REF = "The president met the prime minister in Paris and signed a trade deal."
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
     log = tmp_path_factory.mktemp("app") / "app.log"
     with log.open("w") as out:
         server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"app.py exited: {log.read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        server.kill()
-        pytest.fail("app.py did not start in 120 s")
+    try:
+        wait_for_port(port, server, 120, "app.py")
+    except RuntimeError as error:
+        pytest.fail(f"{error}: {log.read_text()[-2000:]}")
     yield f"http://127.0.0.1:{port}/"
     server.terminate()
     server.wait(timeout=20)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import datasets
 import pytest
@@ -12,6 +11,7 @@ import torch.multiprocessing as mp
 
 import fastbertscore as fb
 from fastbertscore.distributed import score_distributed, shard_bounds
+from servers import free_port
 
 
 def test_shards_cover_every_pair_once():
@@ -43,9 +43,7 @@ def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, mu
     model = tiny_model("bert")
     cands = mt_pairs[0][:7]  # not divisible by the world size
     refs = [[r, mt_pairs[0][-1]] for r in mt_pairs[1][:7]] if multi_ref else mt_pairs[1][:7]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     mp.spawn(_worker, args=(2, port, model, cands, refs, str(tmp_path)), nprocs=2, join=True)
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     for idf in (False, True):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import fastbertscore as fb
 from fastbertscore.explain import THRESHOLDS, explain, split_sentences

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import bert_score
@@ -21,16 +19,11 @@ import torch
 import fastbertscore as fb
 from fastbertscore.baselines import BaselineError, parse_baseline, read_baseline
 from fastbertscore.store import SHIPPED_DIRS, baseline_relpath, find_baseline
+from servers import free_port, wait_for_port
 
 REPO = "testorg/baselines"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -53,23 +46,17 @@ def hub(tmp_path_factory):
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "baselines")
-    port = _free_port()
+    port = free_port()
     config = root / "olah.toml"
     config.write_text(
         f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
         f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
     )
     server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        server.kill()
-        pytest.fail("olah did not start")
+    try:
+        wait_for_port(port, server, 30, "olah")
+    except RuntimeError as error:
+        pytest.fail(str(error))
     yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
     server.terminate()
     server.wait(timeout=10)
