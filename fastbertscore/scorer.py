@@ -19,14 +19,13 @@ from .idf import document_frequencies, idf_table, plain_table, sentence_weights,
 from .models import load_encoder, load_tokenizer, max_input_length
 from .tables import model_for_lang
 from .tokenize import tokenize
-from .validate import check_idf_sents, check_pairs, check_positive_int, check_texts
+from .validate import check_idf_sents, check_options, check_pairs, check_positive_int, check_texts
 from .windows import WindowSpec, special_layout
 
 logger = logging.getLogger(__name__)
 
 Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 LongInputs = Literal["truncate", "window", "error"]
-LONG_INPUTS = ("truncate", "window", "error")
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -73,19 +72,11 @@ class BERTScorer:
         dtype: DType = "float32",
         cache_mb: int = 0,
     ):
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype={dtype!r} is not one of {', '.join(DTYPES)}")
-        if long_inputs not in LONG_INPUTS:
-            raise ValueError(f"long_inputs={long_inputs!r} is not one of {', '.join(LONG_INPUTS)}")
-        if window_stride is not None and (isinstance(window_stride, bool) or not isinstance(window_stride, int) or window_stride < 0):
-            raise ValueError(f"window_stride must be a non-negative integer, got {window_stride!r}")
-        if model_type is None and lang is None:
-            raise ValueError(
-                "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "
-                "(embedded, works offline) or lang='en' (roberta-large)"
-            )
-        if rescale_with_baseline and lang is None and baseline_path is None:
-            raise ValueError("rescale_with_baseline=True needs lang= (baselines are per language) or baseline_path=")
+        self.device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
+        check_options(
+            model_type=model_type, lang=lang, rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+            dtype=dtype, long_inputs=long_inputs, window_stride=window_stride, cache_mb=cache_mb, device=self.device,
+        )
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.nthreads = nthreads
         self.all_layers = bool(all_layers)
@@ -93,10 +84,7 @@ class BERTScorer:
         self._model_type = model_type if model_type is not None else model_for_lang(lang)
         if idf_sents is not None:
             idf_sents = check_idf_sents(idf_sents)
-        self.device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
         self._use_fast_tokenizer = use_fast_tokenizer
-        if dtype == "float16" and not str(self.device).startswith("cuda"):
-            raise ValueError("dtype='float16' needs a CUDA device; on CPU use dtype='bfloat16'")
         self.dtype = dtype
         # Texts seen before (the references of every system, say) are not embedded again; 0 turns it off.
         self.cache = EmbeddingCache(cache_mb << 20) if cache_mb else None

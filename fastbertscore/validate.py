@@ -103,6 +103,31 @@ def check_num_layers(num_layers, depth: int, model: str) -> int:
     return num_layers
 
 
+LONG_INPUTS = ("truncate", "window", "error")
+DTYPE_NAMES = ("float32", "bfloat16", "float16")
+
+
+def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dtype, long_inputs, window_stride,
+                  cache_mb, device) -> None:
+    """The scorer's settings, checked together before any model is loaded."""
+    if model_type is None and lang is None:
+        raise ValueError(
+            "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "
+            "(embedded, works offline) or lang='en' (roberta-large)"
+        )
+    if rescale_with_baseline and lang is None and baseline_path is None:
+        raise ValueError("rescale_with_baseline=True needs lang= (baselines are per language) or baseline_path=")
+    if dtype not in DTYPE_NAMES:
+        raise ValueError(f"dtype={dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
+    if dtype == "float16" and not str(device).startswith("cuda"):
+        raise ValueError("dtype='float16' needs a CUDA device; on CPU use dtype='bfloat16'")
+    if long_inputs not in LONG_INPUTS:
+        raise ValueError(f"long_inputs={long_inputs!r} is not one of {', '.join(LONG_INPUTS)}")
+    for name, value in (("window_stride", window_stride), ("cache_mb", cache_mb)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+
 def _describe(item) -> str:
     return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
 
@@ -114,4 +139,6 @@ def check_idf_sents(sents) -> list[str]:
     return texts
 
 
-__all__ = ["Pairs", "check_pairs", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents"]
+__all__ = [
+    "Pairs", "check_pairs", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options",
+]
