@@ -10,6 +10,7 @@ import csv
 import tempfile
 
 import gradio as gr
+import torch
 
 import fastbertscore as fb
 from fastbertscore.baselines import BaselineError, rescale
@@ -77,15 +78,15 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
     candidate = _check_text(candidate, "The candidate")
     refs = [r for r in _check_text(references, "The reference").splitlines() if r.strip()]
     scorer = _scorer(model, layer, lang, refs if idf else None)
-    P, R, F = scorer.score([candidate], [refs])
-    raw = fb_stack(P, R, F)
+    per_ref = torch.stack(scorer.score([candidate] * len(refs), refs), dim=-1)  # (refs, 3)
+    raw = per_ref.max(dim=0).values.unsqueeze(0)  # the best reference, separately for P, R and F
     table = [["raw", *[round(float(x), 6) for x in raw[0]]]]
     note = ""
     if do_rescale:
         scaled, note = _rescaled(scorer, raw)
         if scaled is not None:
             table.append(["rescaled", *[round(float(x), 6) for x in scaled[0]]])
-    best = max(refs, key=lambda r: float(scorer.score([candidate], [r])[2][0]))
+    best = refs[int(per_ref[:, 2].argmax())]  # explained against the reference with the best F
     tokens = fb.explain(candidate, best, scorer=scorer, level="token")
     words = fb.explain(candidate, best, scorer=scorer, level="word")
     missing = {(u.start, u.end) for u in words.missing_spans}
@@ -95,12 +96,6 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
         for u in tokens.candidate_units
     ]
     return table, scorer.hash, note, similarity_figure(tokens), highlighted, matches
-
-
-def fb_stack(P, R, F):
-    import torch
-
-    return torch.stack((P, R, F), dim=-1)
 
 
 def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale):
@@ -119,7 +114,7 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
     flat = [r for group in refs for r in (group if isinstance(group, list) else [group])]
     scorer = _scorer(model, layer, lang, flat if idf else None)
     try:
-        raw = fb_stack(*scorer.score(cands, refs))
+        raw = torch.stack(scorer.score(cands, refs), dim=-1)
     except (ValueError, TypeError) as error:
         raise gr.Error(str(error)) from None
     header = ["candidate", "reference", *COLUMNS]
