@@ -27,7 +27,9 @@ def _fingerprint(texts: list[str] | None) -> str | None:
 
 def cached_scorer(*, idf_sents: list[str] | None = None, **settings) -> BERTScorer:
     """A :class:`BERTScorer` for ``settings``, reused while nothing that changes results changes."""
-    key = repr(sorted(settings.items())) + f"|idf={_fingerprint(idf_sents)}"
+    # batch_size and nthreads never change a score (compute passes batch_size to every score call).
+    key = repr(sorted((k, v) for k, v in settings.items() if k not in ("batch_size", "nthreads")))
+    key += f"|idf={_fingerprint(idf_sents)}"
     with _lock:
         if _cache["key"] != key:
             _cache["scorer"] = None  # free the old model before loading a new one

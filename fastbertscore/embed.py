@@ -12,6 +12,11 @@ from .models import Encoder
 from .windows import WindowSpec, plan, stitch, window_ids
 
 
+def pad_id_of(tokenizer) -> int:
+    """The tokenizer's padding id (0 for tokenizers without one, e.g. GPT-2; padding is masked anyway)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+
 def length_batches(lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
     """Split ``order`` (indices sorted by decreasing length) into batches.
 

@@ -14,7 +14,7 @@ from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
 from .cache import EmbeddingCache
-from .embed import embed
+from .embed import embed, pad_id_of
 from .idf import sentence_weights
 from .match import greedy_match
 from .models import Encoder
@@ -96,7 +96,7 @@ def score_pairs(
     out = torch.zeros((n_layers, n_pairs, 3), dtype=torch.float32)
     live = [i for i in range(n_pairs) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
     chunk_tokens = max(budget.embedding_bytes // (4 * encoder.width * n_layers), max_length or 0, 1)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    pad_id = pad_id_of(tokenizer)
     n_live = len({u for i in live for u in (texts.cand[i], texts.ref[i])})
     with torch.inference_mode(), tqdm(total=n_live, desc="embedding", unit="sent", disable=not verbose) as bar:
         for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):

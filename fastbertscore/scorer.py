@@ -11,7 +11,7 @@ from typing import Literal
 import torch
 
 from .baselines import read_baseline, rescale, select_layers
-from .embed import embed
+from .embed import embed, pad_id_of
 from .cache import EmbeddingCache
 from .engine import Budget, Weights, score_pairs
 from .hashing import get_hash
@@ -179,16 +179,12 @@ class BERTScorer:
             TypeError, ValueError: bad inputs, named with their index, before any model work.
         """
         pairs = check_pairs(cands, refs)
-        batch_size = check_positive_int(batch_size or self.batch_size, "batch_size")
-        # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
-        budget = Budget(batch_size=batch_size, max_tokens=Budget.max_tokens * (2 if self.dtype != "float32" else 1))
-        if self.idf and self._idf_table is None:
-            raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
-        weights = Weights(self._idf_table if self.idf else self._plain, self._plain)
+        budget = self._budget(batch_size)
+        weights = Weights(self._weight_table(), self._plain)
         raw = score_pairs(
             self._encoder, self._tokenizer, pairs, weights,
             max_length=self._max_length, budget=budget, verbose=verbose, long_inputs=self.long_inputs,
-            window=self._window if self.long_inputs == "window" else None, cache=self.cache,
+            window=self._active_window, cache=self.cache,
         )
         if pairs.multi_ref:
             raw = _best_of_groups(raw, pairs.groups)
@@ -199,17 +195,31 @@ class BERTScorer:
 
     def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
-        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        budget = self._budget(None)
         with torch.inference_mode():
-            window = self._window if self.long_inputs == "window" else None
-            out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=self.batch_size,
-                        max_tokens=Budget.max_tokens, window=window)
+            out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id_of(self._tokenizer),
+                        batch_size=budget.batch_size, max_tokens=budget.max_tokens, window=self._active_window)
         return [out[i] for i in range(len(ids))]
 
     def token_weights(self, ids: list[int]) -> torch.Tensor:
         """Unnormalised weight of each token: idf when ``idf`` is on, else 0 for [CLS]/[SEP]-style tokens, 1 for others."""
-        table = self._idf_table if self.idf and self._idf_table is not None else self._plain
-        return sentence_weights(ids, table, self._plain)
+        return sentence_weights(ids, self._weight_table(), self._plain)
+
+    def _budget(self, batch_size: int | None) -> Budget:
+        batch_size = check_positive_int(batch_size or self.batch_size, "batch_size")
+        # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
+        return Budget(batch_size=batch_size, max_tokens=Budget.max_tokens * (2 if self.dtype != "float32" else 1))
+
+    @property
+    def _active_window(self) -> WindowSpec | None:
+        return self._window if self.long_inputs == "window" else None
+
+    def _weight_table(self) -> torch.Tensor:
+        if not self.idf:
+            return self._plain
+        if self._idf_table is None:
+            raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
+        return self._idf_table
 
     def _load_baseline(self) -> torch.Tensor:
         from .store import find_baseline
