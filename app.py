@@ -31,6 +31,11 @@ def _check_text(text: str, what: str) -> str:
     return text
 
 
+def _references(text: str) -> list[str]:
+    """The reference box: one reference per non-blank line."""
+    return [r for r in _check_text(text, "The reference").splitlines() if r.strip()]
+
+
 def _layer(layer) -> int | None:
     """The layer box: empty means the model's default (a Number box would send 0, the embedding layer)."""
     text = str(layer).strip() if layer is not None else ""
@@ -76,7 +81,7 @@ def _rescaled(scorer, raw):
 
 def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
     candidate = _check_text(candidate, "The candidate")
-    refs = [r for r in _check_text(references, "The reference").splitlines() if r.strip()]
+    refs = _references(references)
     scorer = _scorer(model, layer, lang, refs if idf else None)
     per_ref = torch.stack(scorer.score([candidate] * len(refs), refs), dim=-1)  # (refs, 3)
     raw = per_ref.max(dim=0).values.unsqueeze(0)  # the best reference, separately for P, R and F
@@ -149,7 +154,7 @@ def _histogram(values):
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
           lang: str = "en", idf: bool = False) -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    refs = [r for r in _check_text(reference, "The reference").splitlines() if r.strip()]
+    refs = _references(reference)
     scorer = _scorer(model, num_layers, lang, refs if idf else None)
     P, R, F = scorer.score([_check_text(candidate, "The candidate")], [refs])
     return {"precision": float(P[0]), "recall": float(R[0]), "f1": float(F[0]), "hashcode": scorer.hash}
