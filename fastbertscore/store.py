@@ -6,6 +6,7 @@ The dataset repo holds ``<lang>/<model_id>.tsv`` (a ``/`` in the id is a folder)
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -87,16 +88,56 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
 
     where = f"{repo_id}@{revision}:{relpath}"
     try:
-        path = hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision, local_files_only=True)
-        return Path(path), f"HF cache {where}"
+        path = Path(hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision, local_files_only=True))
     except Exception:  # noqa: BLE001 - any miss here only means "not cached"
         tried.append(f"HF cache: {where}")
+    else:
+        problem = cached_file_problem(path)
+        if problem is None:
+            return path, f"HF cache {where}"
+        logger.warning("cached baseline %s is corrupted (%s); removed it, fetching it again", path, problem)
+        _evict(path)
+        tried.append(f"HF cache: {where} (corrupted: {problem}; removed)")
     if constants.HF_HUB_OFFLINE:
         tried.append("Hub: skipped (HF_HUB_OFFLINE is set)")
         return None, ""
     try:
-        path = hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision)
+        path = Path(hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision))
     except Exception as error:  # noqa: BLE001 - network, auth and missing files all mean "not there"
-        tried.append(f"Hub {constants.ENDPOINT}: {where} ({type(error).__name__})")
+        # huggingface_hub writes to a unique temporary file and deletes it on failure: nothing partial is cached.
+        tried.append(f"Hub {constants.ENDPOINT}: {where} ({type(error).__name__}: {_first_line(error)})")
         return None, ""
-    return Path(path), f"Hub {constants.ENDPOINT} {where}"
+    problem = cached_file_problem(path)
+    if problem is not None:
+        _evict(path)
+        tried.append(f"Hub {constants.ENDPOINT}: {where} (downloaded file does not match its hash: {problem}; removed)")
+        return None, ""
+    return path, f"Hub {constants.ENDPOINT} {where}"
+
+
+def cached_file_problem(path: Path) -> str | None:
+    """Why a file in the HF cache cannot be trusted, or None.
+
+    The cache names each blob after the Hub's hash of its content (the git blob id, or the sha256 for LFS
+    files), so a truncated or altered file is detected by hashing it again.
+    """
+    blob = Path(os.path.realpath(path))
+    data = blob.read_bytes()
+    name = blob.name
+    if re.fullmatch(r"[0-9a-f]{40}", name):
+        actual = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    elif re.fullmatch(r"[0-9a-f]{64}", name):
+        actual = hashlib.sha256(data).hexdigest()
+    else:
+        return None  # not a content-addressed blob (a cache without symlinks); the parser still checks it
+    return None if actual == name else f"content hash {actual[:12]}… != blob name {name[:12]}…"
+
+
+def _evict(path: Path) -> None:
+    blob = Path(os.path.realpath(path))
+    for doomed in {path, blob}:
+        doomed.unlink(missing_ok=True)
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [""])[0][:200]

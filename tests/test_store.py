@@ -6,10 +6,6 @@ Hub pulls run in subprocesses, because huggingface_hub reads HF_ENDPOINT and HF_
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import bert_score
@@ -19,66 +15,28 @@ import torch
 import fastbertscore as fb
 from fastbertscore.baselines import BaselineError, parse_baseline, read_baseline
 from fastbertscore.store import SHIPPED_DIRS, baseline_relpath, find_baseline
-from servers import free_port, wait_for_port
+from hub import FIND_BASELINE, run_python, serve_dataset_repo
 
 REPO = "testorg/baselines"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=test", *args], cwd=cwd, check=True,
-                   capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     """olah serving a dataset repo with a baseline that exists nowhere else, and a broken one."""
-    if shutil.which("olah-cli") is None:
-        pytest.skip("olah is not installed (pip install -r requirements-test.txt)")
     root = tmp_path_factory.mktemp("hub")
-    repo = root / "mirrors" / "datasets" / REPO
-    (repo / "de" / "sentence-transformers").mkdir(parents=True)
     table = "LAYER,P,R,F\n" + "".join(f"{i},{0.1 + i / 20},{0.15 + i / 20},{0.12 + i / 20}\n" for i in range(7))
-    (repo / "de" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv").write_text(table)
-    (repo / "fr" / "acme").mkdir(parents=True)
-    (repo / "fr" / "acme" / "broken.tsv").write_text("LAYER,P,R,F\n0,0.1,0.2\n")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "baselines")
-    port = free_port()
-    config = root / "olah.toml"
-    config.write_text(
-        f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
-        f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
-    )
-    server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, server, 30, "olah")
-    except RuntimeError as error:
-        pytest.fail(str(error))
-    yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
-    server.terminate()
-    server.wait(timeout=10)
+    files = {"de/sentence-transformers/all-MiniLM-L6-v2.tsv": table, "fr/acme/broken.tsv": "LAYER,P,R,F\n0,0.1,0.2\n"}
+    for port in serve_dataset_repo(root, REPO, files):
+        yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
 
 
 def _run(code: str, env_extra: dict) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env.update(env_extra)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_python(code, env_extra)[0]
 
 
-FIND = """
-import json, fastbertscore.store as s
-from fastbertscore.baselines import BaselineError
-try:
-    path, source = s.find_baseline({lang!r}, {model!r})
-    print(json.dumps({{"path": str(path), "source": source, "text": open(path).read()}}))
-except BaselineError as e:
-    print(json.dumps({{"error": str(e)}}))
-"""
+FIND = FIND_BASELINE
 
 
 def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):

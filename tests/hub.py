@@ -1,0 +1,70 @@
+"""A Hub-compatible dataset repo on 127.0.0.1: olah serving a git repository built from a dict of files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servers import free_port, wait_for_port
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=test", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str]):
+    """Start olah over a one-commit dataset repo holding ``files``; yield its endpoint, stop it afterwards."""
+    if shutil.which("olah-cli") is None:
+        pytest.skip("olah is not installed (pip install -r requirements-test.txt)")
+    repo = root / "mirrors" / "datasets" / repo_id
+    for relpath, text in files.items():
+        (repo / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relpath).write_text(text)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "baselines")
+    port = free_port()
+    config = root / "olah.toml"
+    config.write_text(
+        f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
+        f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
+    )
+    server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, server, 30, "olah")
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    try:
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def run_python(code: str, env_extra: dict, *, check: bool = True) -> tuple[dict, str]:
+    """Run ``code`` in a fresh interpreter (huggingface_hub reads HF_ENDPOINT at import); return its last
+    stdout line as JSON, and its stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(env_extra)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+FIND_BASELINE = """
+import json, fastbertscore.store as s
+from fastbertscore.baselines import BaselineError
+try:
+    path, source = s.find_baseline({lang!r}, {model!r})
+    print(json.dumps({{"path": str(path), "source": source, "text": open(path).read()}}))
+except BaselineError as e:
+    print(json.dumps({{"error": str(e)}}))
+"""
