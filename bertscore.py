@@ -53,6 +53,9 @@ Args:
     baseline_revision (str, extra): its revision.
     long_inputs (str, extra): texts longer than the model's window: "truncate" (default, as bert-score),
         "window" (scored in full through overlapping windows) or "error".
+    dtype (str, extra): "float32" (default, exact), "bfloat16" (CPU or GPU, several times faster, within about
+        2e-3) or "float16" (GPU); a non-default precision is named in the hashcode.
+    cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
 
 Returns:
     precision: list of float, one per prediction (in [-1, 1]; about 0.3-1 raw, about 0-1 rescaled).

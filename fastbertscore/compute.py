@@ -57,6 +57,8 @@ def compute(
     baseline_repo: str | None = None,
     baseline_revision: str | None = None,
     long_inputs: str = "truncate",
+    dtype: str = "float32",
+    cache_dir: str | None = None,
 ) -> dict:
     """BERTScore as ``evaluate-metric/bertscore`` returns it: ``precision``, ``recall``, ``f1`` lists and ``hashcode``.
 
@@ -73,6 +75,7 @@ def compute(
         idf=bool(idf), idf_sents=pairs.refs if idf else None, device=device, lang=lang,
         rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer,
         baseline_repo=baseline_repo, baseline_revision=baseline_revision, long_inputs=long_inputs,
+        dtype=dtype, cache_dir=cache_dir,
     )
     P, R, F = scorer.score(predictions, references, verbose=verbose, batch_size=batch_size)
     return {"precision": P.tolist(), "recall": R.tolist(), "f1": F.tolist(), "hashcode": scorer.hash}

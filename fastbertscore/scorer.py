@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import astuple, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -12,7 +13,9 @@ import torch
 
 from .baselines import read_baseline, rescale, select_layers
 from .embed import embed, pad_id_of
+from ._version import __version__
 from .cache import EmbeddingCache
+from .diskcache import DiskCache, LayeredCache, encoder_fingerprint
 from .engine import Budget, Weights, score_pairs
 from .hashing import get_hash
 from .idf import document_frequencies, idf_table, plain_table, sentence_weights, table_from_mapping
@@ -71,11 +74,13 @@ class BERTScorer:
         window_stride: int | None = None,
         dtype: DType = "float32",
         cache_mb: int = 0,
+        cache_dir: str | os.PathLike | None = None,
     ):
         self.device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
         check_options(
             model_type=model_type, lang=lang, rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-            dtype=dtype, long_inputs=long_inputs, window_stride=window_stride, cache_mb=cache_mb, device=self.device,
+            dtype=dtype, long_inputs=long_inputs, window_stride=window_stride, cache_mb=cache_mb, cache_dir=cache_dir,
+            device=self.device,
         )
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.nthreads = nthreads
@@ -86,8 +91,6 @@ class BERTScorer:
             idf_sents = check_idf_sents(idf_sents)
         self._use_fast_tokenizer = use_fast_tokenizer
         self.dtype = dtype
-        # Texts seen before (the references of every system, say) are not embedded again; 0 turns it off.
-        self.cache = EmbeddingCache(cache_mb << 20) if cache_mb else None
         loaded = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
         # A per-scorer view of the shared model: the precision mode belongs to this scorer only.
         self._tokenizer, self._encoder = loaded[0], replace(loaded[1], autocast=DTYPES[dtype])
@@ -99,6 +102,12 @@ class BERTScorer:
             self._window = WindowSpec(self._max_length, prefix, suffix, window_stride)
             if self._window.capacity < 2:
                 raise ValueError(f"max length {self._max_length} leaves no room for text between the special tokens")
+        # Texts seen before (the references of every system, say) are not embedded again: in memory with
+        # cache_mb, across restarts with cache_dir.
+        memory = EmbeddingCache(cache_mb << 20) if cache_mb else None
+        self.disk_cache = self._open_disk_cache(cache_dir) if cache_dir is not None else None
+        layers = [cache for cache in (memory, self.disk_cache) if cache is not None]
+        self.cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
         vocab_size = len(self._tokenizer)
         self._plain = plain_table(vocab_size, (self._tokenizer.sep_token_id, self._tokenizer.cls_token_id))
         self._idf = idf if isinstance(idf, Mapping) else bool(idf)
@@ -205,6 +214,17 @@ class BERTScorer:
         """Unnormalised weight of each token: idf when ``idf`` is on, else 0 for [CLS]/[SEP]-style tokens, 1 for others."""
         return sentence_weights(ids, self._weight_table(), self._plain)
 
+    def _open_disk_cache(self, root) -> DiskCache:
+        import transformers
+
+        settings = {
+            "format": 1, "model_type": self.model_type, "num_layers": self.num_layers, "all_layers": self.all_layers,
+            "hidden_index": self._encoder.hidden_index, "dtype": self.dtype, "device": torch.device(self.device).type,
+            "window": None if self._window is None else list(astuple(self._window)),
+            "versions": [__version__, torch.__version__, transformers.__version__],
+        }
+        return DiskCache(root, encoder_fingerprint(self._encoder.module, settings), settings)
+
     def _budget(self, batch_size: int | None) -> Budget:
         batch_size = check_positive_int(batch_size or self.batch_size, "batch_size")
         # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
@@ -267,6 +287,7 @@ def score(
     long_inputs: LongInputs = "truncate",
     window_stride: int | None = None,
     dtype: DType = "float32",
+    cache_dir: str | os.PathLike | None = None,
 ):
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
@@ -276,7 +297,8 @@ def score(
     what happens to texts longer than the model's window: ``"truncate"`` (as bert-score, with a warning),
     ``"window"`` (scored in full through overlapping windows sharing ``window_stride`` tokens, default a
     quarter of the window) or ``"error"``. ``dtype="bfloat16"`` (CPU or GPU) or ``"float16"`` (GPU) runs the
-    encoder under autocast: several times faster, within about 2e-3 of the exact scores. See
+    encoder under autocast: several times faster, within about 2e-3 of the exact scores. ``cache_dir`` keeps
+    sentence embeddings on disk, so texts scored again, even by another process, are not embedded again. See
     :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
     """
     pairs = check_pairs(cands, refs)
@@ -285,6 +307,7 @@ def score(
         all_layers=all_layers, idf=idf, device=device, lang=lang, rescale_with_baseline=rescale_with_baseline,
         baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, baseline_repo=baseline_repo,
         baseline_revision=baseline_revision, long_inputs=long_inputs, window_stride=window_stride, dtype=dtype,
+        cache_dir=cache_dir,
     )
     if scorer.idf is True:
         scorer.compute_idf(pairs.refs)

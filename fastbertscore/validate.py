@@ -6,6 +6,7 @@ costs a model load.
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ DTYPE_NAMES = ("float32", "bfloat16", "float16")
 
 
 def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dtype, long_inputs, window_stride,
-                  cache_mb, device) -> None:
+                  cache_mb, device, cache_dir=None) -> None:
     """The scorer's settings, checked together before any model is loaded."""
     if model_type is None and lang is None:
         raise ValueError(
@@ -126,6 +127,11 @@ def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dty
     for name, value in (("window_stride", window_stride), ("cache_mb", cache_mb)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if cache_dir is not None:
+        if not isinstance(cache_dir, (str, os.PathLike)) or not str(cache_dir):
+            raise TypeError(f"cache_dir must be a folder path (str or os.PathLike), got {_describe(cache_dir)}")
+        if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+            raise ValueError(f"cache_dir={str(cache_dir)!r} exists and is not a folder")
 
 
 def _describe(item) -> str:

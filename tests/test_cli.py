@@ -100,3 +100,16 @@ def test_show_writes_a_heatmap_and_lists_missing_words(tmp_path, capsys):
     with Image.open(out) as image:
         assert image.format == "PNG" and image.width > 300 and image.height > 200
     assert show_main(["-c", "a", "-r", "b", "-o", str(tmp_path / "x.jpg"), "-m", MINILM]) == 2
+
+
+def test_cache_dir_and_dtype_flags(files, capsys, tmp_path):
+    paths, cands, refs = files
+    argv = ["-c", str(paths["cand"]), "-r", str(paths["ref"]), "-m", MINILM, "-l", "4", "--output", "json"]
+    assert main([*argv, "--cache_dir", str(tmp_path / "emb")]) == 0
+    first = _json(capsys)
+    assert len(list((tmp_path / "emb").rglob("*.emb"))) == len(set(cands) | set(refs))
+    assert main([*argv, "--cache_dir", str(tmp_path / "emb")]) == 0  # a second run, from the files, agrees
+    assert _json(capsys) == first
+    assert main([*argv, "--dtype", "bfloat16"]) == 0
+    fast = _json(capsys)
+    assert fast["hash"] == first["hash"] + "_dtype=bfloat16" and abs(fast["F1"] - first["F1"]) < 2e-3
