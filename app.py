@@ -17,6 +17,7 @@ from fastbertscore.baselines import BaselineError, rescale
 from fastbertscore.compute import cached_scorer
 from fastbertscore.io import pairs_from_rows, read_rows
 from fastbertscore.plot import similarity_figure
+from fastbertscore.validate import check_hub_model_id
 
 MAX_PAIRS = 2000  # per batch file
 MAX_CHARS = 4000  # per text
@@ -62,10 +63,10 @@ def _highlight(text: str, units, missing) -> list[tuple[str, str | None]]:
 def _scorer(model, layer, lang, idf_sents):
     try:
         return cached_scorer(
-            model_type=(model or "").strip() or fb.DEFAULT_MODEL, num_layers=_layer(layer),
+            model_type=check_hub_model_id((model or "").strip() or fb.DEFAULT_MODEL), num_layers=_layer(layer),
             lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents,
         )
-    except (ValueError, TypeError) as error:  # never trust_remote_code; unknown ids give the engine's message
+    except (ValueError, TypeError) as error:  # local paths, model code and unknown ids: the engine's message
         raise gr.Error(str(error)) from None
 
 

@@ -41,10 +41,16 @@ def resolve_model_source(model_type: str) -> str:
 
 
 def _from_pretrained(loader, source: str, name: str, what: str, **kwargs):
-    """Load from local files first; only then ask the Hub (unless HF_HUB_OFFLINE is set)."""
+    """Load from local files first; only then ask the Hub (unless HF_HUB_OFFLINE is set).
+
+    A model's own Python code is never run: ``trust_remote_code=False`` is passed explicitly, which also keeps
+    transformers from asking on a terminal whether to run it.
+    """
+    kwargs["trust_remote_code"] = False
     try:
         return loader.from_pretrained(source, local_files_only=True, **kwargs)
     except (OSError, ValueError) as local_error:
+        _refuse_remote_code(local_error, name)
         offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in {"1", "ON", "YES", "TRUE"}
         if offline or os.path.isdir(source):
             raise ValueError(
@@ -56,7 +62,16 @@ def _from_pretrained(loader, source: str, name: str, what: str, **kwargs):
     try:
         return loader.from_pretrained(source, **kwargs)
     except (OSError, ValueError) as error:
+        _refuse_remote_code(error, name)
         raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {error}") from None
+
+
+def _refuse_remote_code(error: Exception, name: str) -> None:
+    if "trust_remote_code" in str(error):
+        raise ValueError(
+            f"model_type={name!r} needs its own Python code to load (auto_map in its config). fastbertscore never "
+            "runs a model's code (trust_remote_code stays off); use a model that transformers supports natively."
+        ) from None
 
 
 def load_tokenizer(model_type: str, use_fast: bool = False):

@@ -7,6 +7,7 @@ costs a model load.
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -134,6 +135,19 @@ def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dty
             raise ValueError(f"cache_dir={str(cache_dir)!r} exists and is not a folder")
 
 
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+
+
+def check_hub_model_id(model) -> str:
+    """A Hub model id (``name`` or ``org/name``), never a path: for services that must not open local folders."""
+    if not isinstance(model, str) or not _HUB_ID.match(model) or ".." in model or os.path.exists(model):
+        raise ValueError(
+            f"model {model!r} is not a Hugging Face Hub model id such as 'roberta-large' or "
+            "'sentence-transformers/all-MiniLM-L6-v2' (paths and local folders are not accepted here)"
+        )
+    return model
+
+
 def _describe(item) -> str:
     return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
 
@@ -146,5 +160,5 @@ def check_idf_sents(sents) -> list[str]:
 
 
 __all__ = [
-    "Pairs", "check_pairs", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options",
+    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options",
 ]

@@ -57,6 +57,15 @@ def test_oversized_input_is_refused_with_the_apps_message(app_url):
         Client(app_url, verbose=False).predict("word " * 1000, REF, api_name="/score")
 
 
+@pytest.mark.parametrize("model", ["../../etc", "/etc", "tests", "baselines/../fastbertscore"])
+def test_the_space_loads_hub_ids_only_never_paths(app_url, model):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="is not a Hugging Face Hub model id"):
+        Client(app_url, verbose=False).predict(CAND, REF, model, api_name="/score")
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
 def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
     from playwright.sync_api import sync_playwright

@@ -78,3 +78,23 @@ def test_corrupted_cached_baseline_is_detected_refetched_and_never_used(olah_por
     assert "is corrupted" in stderr and "fetching it again" in stderr
     assert online["text"] == TABLE and online["source"].startswith("Hub ")
     assert blob.read_text() == TABLE
+
+
+def test_a_models_own_code_is_never_run(tmp_path, minilm_path):
+    """A folder whose config asks for custom classes: refused with a clear message, and none of its code runs."""
+    import shutil
+
+    import fastbertscore as fb
+
+    model = tmp_path / "custom"
+    model.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(Path(minilm_path) / name, model / name)
+    auto_map = {"AutoConfig": "configuration_x.XConfig", "AutoModel": "modeling_x.XModel",
+                "AutoTokenizer": ["tokenization_x.XTokenizer", None]}
+    (model / "config.json").write_text(__import__("json").dumps({"model_type": "x-custom", "auto_map": auto_map}))
+    for module in ("configuration_x", "modeling_x", "tokenization_x"):
+        (model / f"{module}.py").write_text(f"import pathlib\\npathlib.Path({str(tmp_path)!r}, 'RAN_{module}').touch()\\n")
+    with pytest.raises(ValueError, match="never runs a model's code"):
+        fb.score(["a"], ["b"], model_type=str(model))
+    assert not list(tmp_path.glob("RAN_*"))
