@@ -1,0 +1,160 @@
+"""Scale out on Ray Data: many machines, one model per actor (``pip install 'fastbertscore[ray]'``).
+
+    import ray
+    from fastbertscore.raydata import score_with_ray
+    ray.init()                                  # or ray.init(address="auto") on a cluster
+    P, R, F = score_with_ray(cands, refs, model_type="roberta-large", idf=True, concurrency=8, num_gpus=1)
+
+idf stays corpus-level: document frequencies are counted over all references once, on the driver, and the
+counts are handed to every actor. Ray does not keep row order by default, so every row carries its index and
+results are put back in input order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .io import pairs_from_rows, read_rows
+from .scorer import BERTScorer
+from .validate import check_pairs
+
+logger = logging.getLogger(__name__)
+
+SCORE_COLUMNS = ("precision", "recall", "f1")
+
+
+class PairScorer:
+    """A callable class for ``ray.data.Dataset.map_batches``: loads the model once per actor, then adds
+    ``precision``, ``recall`` and ``f1`` columns to each batch (every other column passes through).
+
+    A reference cell may hold one string or a list of strings (the best reference is kept). Pass
+    ``doc_freq``/``num_docs`` (from :func:`reference_document_frequencies`) for idf weighting.
+    """
+
+    def __init__(self, *, candidate_column: str = "candidate", reference_column: str = "reference",
+                 doc_freq: np.ndarray | None = None, num_docs: int | None = None, **scorer_kwargs):
+        import ray
+
+        self.columns = candidate_column, reference_column
+        if not torch.cuda.is_available():
+            # Ray gives a CPU actor its share of cores; torch would otherwise start a thread per core of the node.
+            cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+            if cpus:
+                torch.set_num_threads(max(1, int(cpus)))
+        self.scorer = BERTScorer(idf=doc_freq is not None, **scorer_kwargs)
+        if doc_freq is not None:
+            self.scorer.set_document_frequencies(torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64), int(num_docs))
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        cand_column, ref_column = self.columns
+        cands = [str(c) for c in batch[cand_column]]
+        refs = [r if isinstance(r, str) else [str(x) for x in r] for r in batch[ref_column]]
+        P, R, F = self.scorer.score(cands, refs)
+        return {**batch, "precision": P.numpy(), "recall": R.numpy(), "f1": F.numpy()}
+
+
+def reference_document_frequencies(refs, **scorer_kwargs) -> tuple[np.ndarray, int]:
+    """``(doc_freq, num_docs)`` over all references (a list of strings or of lists of strings), counted with
+    the model's tokenizer and length limit exactly as a single-process ``score(..., idf=True)`` counts them."""
+    flat = [r for group in refs for r in ([group] if isinstance(group, str) else group)]
+    scorer = BERTScorer(device="cpu", **scorer_kwargs)
+    return scorer.document_frequencies(flat).numpy(), len(flat)
+
+
+def score_ray_dataset(ds, *, candidate_column: str = "candidate", reference_column: str = "reference",
+                      idf: bool = False, batch_size: int = 256, concurrency: int | None = None,
+                      num_gpus: float | None = None, num_cpus: float | None = None, **scorer_kwargs):
+    """A lazy ``ray.data.Dataset``: ``ds`` with ``precision``, ``recall`` and ``f1`` columns added.
+
+    Keep an id column in ``ds`` if you need the input order back. With ``idf=True`` the reference column is
+    read once on the driver to count document frequencies. ``num_gpus`` defaults to 1 per actor when the
+    cluster has GPUs (else CPU actors); ``concurrency`` (actors) to the number of GPUs, or 1.
+    """
+    import ray
+
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0))
+    if num_gpus is None:
+        num_gpus = 1 if gpus else 0
+    if concurrency is None:
+        concurrency = max(1, gpus) if num_gpus else 1
+    constructor = {"candidate_column": candidate_column, "reference_column": reference_column, **scorer_kwargs}
+    if idf:
+        refs = [r if isinstance(r, str) else list(r)
+                for batch in ds.select_columns([reference_column]).iter_batches(batch_format="numpy")
+                for r in batch[reference_column]]
+        constructor["doc_freq"], constructor["num_docs"] = reference_document_frequencies(refs, **_model_kwargs(scorer_kwargs))
+    options = {"num_cpus": num_cpus} if num_cpus is not None else {}
+    return ds.map_batches(PairScorer, fn_constructor_kwargs=constructor, batch_size=batch_size, concurrency=concurrency,
+                          num_gpus=num_gpus, batch_format="numpy", **options)
+
+
+def score_with_ray(cands: Sequence[str], refs: Sequence, *, idf: bool = False, batch_size: int = 256,
+                   concurrency: int | None = None, num_gpus: float | None = None, num_cpus: float | None = None,
+                   **scorer_kwargs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(P, R, F)`` in input order, scored by Ray actors; inputs are checked on the driver first.
+
+    ``scorer_kwargs`` go to :class:`~fastbertscore.BERTScorer` (``model_type``, ``num_layers``, ``dtype``...).
+    Requires a running Ray (``ray.init()``).
+    """
+    import ray
+
+    pairs = check_pairs(cands, refs)
+    rows = [{"row": i, "candidate": c, "reference": r if isinstance(r, str) else list(r)}
+            for i, (c, r) in enumerate(zip(cands, refs))]
+    scored = score_ray_dataset(ray.data.from_items(rows), idf=idf, batch_size=batch_size, concurrency=concurrency,
+                               num_gpus=num_gpus, num_cpus=num_cpus, **scorer_kwargs)
+    out = np.zeros((len(pairs.groups), 3), dtype=np.float32)
+    for batch in scored.select_columns(["row", *SCORE_COLUMNS]).iter_batches(batch_format="numpy"):
+        out[batch["row"]] = np.stack([batch[c] for c in SCORE_COLUMNS], axis=-1)
+    scores = torch.from_numpy(out)
+    return scores[:, 0], scores[:, 1], scores[:, 2]
+
+
+def _model_kwargs(scorer_kwargs: dict) -> dict:
+    """The settings that decide tokenization (and so document frequencies)."""
+    keep = ("model_type", "num_layers", "lang", "use_fast_tokenizer", "long_inputs")
+    return {k: v for k, v in scorer_kwargs.items() if k in keep}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fastbertscore.raydata", description="Score a file of pairs on Ray.")
+    parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
+    parser.add_argument("--candidate-column", default="candidate")
+    parser.add_argument("--reference-column", nargs="+", default=["reference"])
+    parser.add_argument("-m", "--model", required=True)
+    parser.add_argument("-l", "--num_layers", type=int)
+    parser.add_argument("--idf", action="store_true")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: start or join a local one)")
+    parser.add_argument("--concurrency", type=int, help="actors (default: the number of GPUs, or 1)")
+    parser.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 when the cluster has GPUs)")
+    parser.add_argument("--num-cpus", type=float, help="CPUs per actor")
+    parser.add_argument("--batch-size", type=int, default=256, help="pairs per Ray batch")
+    parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, in input order")
+    args = parser.parse_args(argv)
+    import ray
+
+    try:
+        cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
+    except ValueError as error:
+        print(f"error: {args.pairs}: {error}", file=sys.stderr)
+        return 2
+    if not ray.is_initialized():
+        ray.init(address=args.address)
+    P, R, F = score_with_ray(cands, refs, idf=args.idf, batch_size=args.batch_size, concurrency=args.concurrency,
+                             num_gpus=args.num_gpus, num_cpus=args.num_cpus, model_type=args.model,
+                             num_layers=args.num_layers)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write("P\tR\tF1\n")
+        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
