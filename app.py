@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import tempfile
+import time
+from pathlib import Path
 
 import gradio as gr
 import torch
@@ -22,6 +24,8 @@ from fastbertscore.validate import check_hub_model_id
 MAX_PAIRS = 2000  # per batch file
 MAX_CHARS = 4000  # per text
 COLUMNS = ["P", "R", "F1"]
+KEEP_RESULTS_S = 3600  # result CSVs older than this are deleted, so a long-running Space does not fill its disk
+_RESULTS = Path(tempfile.mkdtemp(prefix="fastbertscore-results-"))
 
 
 def _check_text(text: str, what: str) -> str:
@@ -131,7 +135,7 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
         if scaled is not None:
             header += [f"{c} rescaled" for c in COLUMNS]
             body = [row + [round(float(x), 6) for x in s] for row, s in zip(body, scaled)]
-    out = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8", newline="")
+    out = _results_file()
     with out:
         csv.writer(out).writerows([header, *body])
     mean = raw.mean(dim=0)
@@ -141,10 +145,19 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
     return gr.Dataframe(value=body, headers=header), out.name, summary, _histogram(raw[:, 2].tolist())
 
 
-def _histogram(values):
-    import matplotlib.pyplot as plt
+def _results_file():
+    cutoff = time.time() - KEEP_RESULTS_S
+    for old in _RESULTS.glob("*.csv"):
+        if old.stat().st_mtime < cutoff:
+            old.unlink(missing_ok=True)
+    return tempfile.NamedTemporaryFile("w", suffix=".csv", dir=_RESULTS, delete=False, encoding="utf-8", newline="")
 
-    fig, ax = plt.subplots(figsize=(5, 3))
+
+def _histogram(values):
+    from matplotlib.figure import Figure  # not pyplot, which would keep every request's figure alive
+
+    fig = Figure(figsize=(5, 3))
+    ax = fig.subplots()
     ax.hist(values, bins=min(30, max(5, len(values) // 5)), color="#3b6ea8")
     ax.set_xlabel("F1")
     ax.set_ylabel("pairs")
@@ -155,13 +168,14 @@ def _histogram(values):
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
           lang: str = "en", idf: bool = False) -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    refs = _references(reference)
+    candidate, refs = _check_text(candidate, "The candidate"), _references(reference)  # before any model load
     scorer = _scorer(model, num_layers, lang, refs if idf else None)
-    P, R, F = scorer.score([_check_text(candidate, "The candidate")], [refs])
+    P, R, F = scorer.score([candidate], [refs])
     return {"precision": float(P[0]), "recall": float(R[0]), "f1": float(F[0]), "hashcode": scorer.hash}
 
 
-with gr.Blocks(title="fastbertscore") as demo:
+# Gradio's own copies of uploads and results are deleted after an hour as well.
+with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as demo:
     gr.Markdown(
         "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
         f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id."

@@ -22,17 +22,16 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None)
     if explanation.similarity is None:
         raise ValueError("a heatmap needs a token-level explanation: explain(..., level='token')")
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        # A bare Figure, not pyplot: pyplot keeps every figure alive until closed, which leaks in a server.
+        from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - exercised only without matplotlib
         raise ImportError("the heatmap needs matplotlib: pip install 'fastbertscore[plot]'") from None
     sim = explanation.similarity.numpy()
     rows = _labels(explanation.candidate_units, explanation.word_ids[0])
     cols = _labels(explanation.reference_units, explanation.word_ids[1])
     width, height = max(4.0, 0.55 * len(cols) + 2), max(3.0, 0.45 * len(rows) + 1.8)
-    fig, ax = plt.subplots(figsize=(width, height))
+    fig = Figure(figsize=(width, height))
+    ax = fig.subplots()
     image = ax.imshow(sim, cmap="Blues", vmin=min(0.0, float(sim.min())) if sim.size else 0, vmax=1)
     ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(len(rows)), rows)
