@@ -17,6 +17,7 @@ from .cache import EmbeddingCache
 from .embed import embed, pad_id_of
 from .idf import sentence_weights
 from .match import greedy_match
+from .memory import release_free_memory
 from .models import Encoder
 from .tokenize import Tokenized, tokenize, warn_truncated
 from .validate import Pairs
@@ -36,7 +37,7 @@ class Budget:
 
     batch_size: int = 64  # sentences per encoder batch at most
     max_tokens: int = 4096  # padded tokens per encoder batch at most
-    embedding_bytes: int = 512 << 20  # embeddings kept alive at once (one chunk of pairs)
+    embedding_bytes: int = 256 << 20  # embeddings kept alive at once (one chunk of pairs)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ def score_pairs(
                 scores = _match(rows, texts, emb, dev_weights, encoder.all_layers)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
             del emb, dev_weights
+            release_free_memory()
     return out if encoder.all_layers else out[0]
 
 

@@ -11,14 +11,15 @@ from typing import Literal
 
 import torch
 
-from .baselines import read_baseline, rescale, select_layers
-from .embed import embed, pad_id_of
 from ._version import __version__
+from .baselines import read_baseline, rescale, select_layers
 from .cache import EmbeddingCache
 from .diskcache import DiskCache, LayeredCache, encoder_fingerprint
+from .embed import embed, pad_id_of
 from .engine import Budget, Weights, score_pairs
 from .hashing import get_hash
 from .idf import document_frequencies, idf_table, plain_table, sentence_weights, table_from_mapping
+from .memory import limit_kernel_cache
 from .models import load_encoder, load_tokenizer, max_input_length
 from .tables import model_for_lang
 from .tokenize import tokenize
@@ -91,6 +92,8 @@ class BERTScorer:
             idf_sents = check_idf_sents(idf_sents)
         self._use_fast_tokenizer = use_fast_tokenizer
         self.dtype = dtype
+        if dtype != "float32" and torch.device(self.device).type == "cpu":
+            limit_kernel_cache()
         loaded = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
         # A per-scorer view of the shared model: the precision mode belongs to this scorer only.
         self._tokenizer, self._encoder = loaded[0], replace(loaded[1], autocast=DTYPES[dtype])

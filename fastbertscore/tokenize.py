@@ -64,18 +64,23 @@ def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
     return Pieces(list(enc["input_ids"]), spans, words, special)
 
 
+# Texts per tokenizer call, so the tokenizer's per-text objects exist for one slice at a time, not the corpus.
+_SLICE = 4096
+
+
 def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[int]]:
-    if not texts:
-        return []
-    return tokenizer(
-        texts,
-        add_special_tokens=True,
-        truncation=max_length is not None,
-        max_length=max_length,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-        verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
-    )["input_ids"]
+    ids: list[list[int]] = []
+    for start in range(0, len(texts), _SLICE):
+        ids.extend(tokenizer(
+            texts[start:start + _SLICE],
+            add_special_tokens=True,
+            truncation=max_length is not None,
+            max_length=max_length,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
+        )["input_ids"])
+    return ids
 
 
 def warn_truncated(count: int, total: int, max_length: int | None) -> None:
