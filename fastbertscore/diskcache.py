@@ -32,7 +32,7 @@ def encoder_fingerprint(module: torch.nn.Module, settings: dict) -> str:
     for name, tensor in module.state_dict().items():
         tensor = tensor.detach().cpu().contiguous()
         digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
-        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())  # reshape: 0-d tensors cannot be viewed
     return digest.hexdigest()
 
 
