@@ -16,6 +16,7 @@ import sys
 import torch
 import torch.distributed as dist
 
+from .io import write_scores
 from .scorer import BERTScorer
 from .validate import check_pairs
 
@@ -85,9 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         out = score_distributed(cands, refs, idf=args.idf, to="rank0", model_type=args.model,
                                 num_layers=args.num_layers, device=device)
         if out is not None:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write("P\tR\tF1\n")
-                f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(*(t.tolist() for t in out)))
+            write_scores(args.out, *out)
     finally:
         dist.destroy_process_group()
     return 0

@@ -66,3 +66,10 @@ def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) 
         refs.append(group)
     multi = any(len(group) > 1 for group in refs)
     return cands, (refs if multi else [group[0] for group in refs])
+
+
+def write_scores(path: str | Path, P, R, F) -> None:
+    """A ``P, R, F1`` TSV with one row per pair, six decimals: the output file of the scale-out commands."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("P\tR\tF1\n")
+        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist()))

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .io import pairs_from_rows, read_rows
+from .io import pairs_from_rows, read_rows, write_scores
 from .scorer import BERTScorer
 from .validate import check_pairs
 
@@ -150,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     P, R, F = score_with_ray(cands, refs, idf=args.idf, batch_size=args.batch_size, concurrency=args.concurrency,
                              num_gpus=args.num_gpus, num_cpus=args.num_cpus, model_type=args.model,
                              num_layers=args.num_layers)
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write("P\tR\tF1\n")
-        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist()))
+    write_scores(args.out, P, R, F)
     return 0
 
 
