@@ -36,15 +36,13 @@ def _run(code: str, env_extra: dict) -> dict:
     return run_python(code, env_extra)[0]
 
 
-FIND = FIND_BASELINE
-
 
 def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
-    first = _run(FIND.format(lang="de", model=MINILM), env)
+    first = _run(FIND_BASELINE.format(lang="de", model=MINILM), env)
     assert first["source"].startswith(f"Hub {hub['endpoint']} {REPO}@main:de/")
     assert first["text"] == hub["table"] and first["path"].startswith(str(tmp_path / "hf"))
-    offline = _run(FIND.format(lang="de", model=MINILM), {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
+    offline = _run(FIND_BASELINE.format(lang="de", model=MINILM), {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
     assert offline["source"].startswith("HF cache") and offline["text"] == hub["table"]
 
 
@@ -66,7 +64,7 @@ print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.t
 
 def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
-    out = _run(FIND.format(lang="de", model="acme/unknown-model"), env)
+    out = _run(FIND_BASELINE.format(lang="de", model="acme/unknown-model"), env)
     message = out["error"]
     assert "no rescaling baseline for model 'acme/unknown-model' and lang='de'" in message
     assert "shipped:" in message and "HF cache:" in message and f"Hub {hub['endpoint']}" in message
@@ -74,7 +72,7 @@ def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
 
 
 def test_malformed_baseline_from_the_hub_names_the_file(hub, tmp_path):
-    code = FIND.format(lang="fr", model="acme/broken") + """
+    code = FIND_BASELINE.format(lang="fr", model="acme/broken") + """
 from fastbertscore.baselines import read_baseline
 try:
     read_baseline(path)
