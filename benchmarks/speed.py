@@ -213,7 +213,7 @@ def table(rows: list[dict], rounds: int) -> str:
     head = (
         f"Measured on {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads = 2, "
         f"all-MiniLM-L6-v2 with {LAYER} layers, median of {rounds} alternating round(s), "
-        f"{time.strftime('%Y-%m-%d')}.\n\n"
+        f"{time.strftime('%Y-%m-%d')}. Workloads, limits and notes: README.md, section Speed and memory.\n\n"
         "| workload | contender | pairs | s | pairs/s | × bert-score | peak RSS MB | max abs ΔF vs bert-score | τ vs exact |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
     )
