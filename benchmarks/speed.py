@@ -4,8 +4,8 @@
     python benchmarks/speed.py --workloads a,b --rounds 1
 
 Every (round, contender) runs in a fresh child process: the model is loaded once there and warmed up on 32
-pairs from outside the workload (not timed), the workload's calls are timed, and the child's peak RSS is read. Rounds alternate the contenders so that
-machine noise spreads over all of them. Scores are compared with bert-score's on the same pairs.
+pairs from outside the workload (not timed), the workload's calls are timed, and the child's peak RSS is read.
+Rounds alternate the contenders so that machine noise spreads over all of them. Scores are compared with bert-score's on the same pairs.
 Workloads use the real MT pairs in ../shared/data (see its README).
 """
 
