@@ -27,30 +27,33 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 SINGLE = """
 import csv, sys, time, torch, fastbertscore as fb
+from fastbertscore.io import write_scores
 torch.set_num_threads(int(sys.argv[3]))
 rows = list(csv.reader(open(sys.argv[1], encoding="utf-8", newline=""), delimiter="\\t"))[1:]
 start = time.perf_counter()
 P, R, F = fb.score([c for c, _ in rows], [r for _, r in rows], model_type={model!r})
 print("scored in", time.perf_counter() - start, file=sys.stderr)
-with open(sys.argv[2], "w") as f:
-    f.write("P\\tR\\tF1\\n" + "".join(f"{{p:.6f}}\\t{{r:.6f}}\\t{{x:.6f}}\\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist())))
+write_scores(sys.argv[2], P, R, F)
 """
 
 DATASETS_MAP = """
 import csv, sys, time, torch, datasets
 from fastbertscore.compute import compute
+from fastbertscore.io import write_scores
+
+COLUMNS = ("precision", "recall", "f1")
 
 def add_scores(batch, rank):
     torch.set_num_threads(1)
-    return {{"f1": compute(batch["candidate"], batch["reference"], model_type={model!r})["f1"]}}
+    scores = compute(batch["candidate"], batch["reference"], model_type={model!r})
+    return {{c: scores[c] for c in COLUMNS}}
 
 rows = list(csv.reader(open(sys.argv[1], encoding="utf-8", newline=""), delimiter="\\t"))[1:]
 ds = datasets.Dataset.from_dict({{"candidate": [c for c, _ in rows], "reference": [r for _, r in rows]}})
 start = time.perf_counter()
 out = ds.map(add_scores, batched=True, batch_size=len(rows) // 2 + 1, with_rank=True, num_proc=2)
 print("scored in", time.perf_counter() - start, file=sys.stderr)
-with open(sys.argv[2], "w") as f:
-    f.write("P\\tR\\tF1\\n" + "".join(f"0\\t0\\t{{x:.6f}}\\n" for x in out["f1"]))
+write_scores(sys.argv[2], *(torch.tensor(out[c]) for c in COLUMNS))
 """
 
 
