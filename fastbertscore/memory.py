@@ -33,7 +33,7 @@ def release_free_memory() -> None:
 #: Kernels oneDNN keeps per process for reduced-precision matmuls on CPU (its default is 1,024). Each new
 #: (batch, length) shape adds one, so over a large corpus the cache grew by hundreds of MB; with 64 the
 #: growth of peak RSS from 10k to 100k pairs in bfloat16 fell from 340 to 183 MB at the same speed (measured
-#: on 2 cores; benchmarks/results.md).
+#: on 2 cores; README, section Speed and memory).
 ONEDNN_KERNEL_CACHE = "64"
 
 
