@@ -15,7 +15,6 @@ import gradio as gr
 import torch
 
 import fastbertscore as fb
-from fastbertscore.baselines import BaselineError, rescale
 from fastbertscore.compute import cached_scorer
 from fastbertscore.io import pairs_from_rows, read_rows
 from fastbertscore.plot import similarity_figure
@@ -64,40 +63,52 @@ def _highlight(text: str, units, missing) -> list[tuple[str, str | None]]:
     return segments
 
 
-def _scorer(model, layer, lang, idf_sents):
+def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
+    """The engine's cached scorer; with ``rescaled`` it rescales, or returns a note saying why it cannot."""
     try:
-        return cached_scorer(
+        settings = dict(
             model_type=check_hub_model_id((model or "").strip() or fb.DEFAULT_MODEL), num_layers=_layer(layer),
-            lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents,
+            lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents, dtype=dtype or "float32",
         )
-    except (ValueError, TypeError) as error:  # local paths, model code and unknown ids: the engine's message
+        if rescaled and settings["lang"] is None:
+            return cached_scorer(**settings), "Rescaling needs a language (e.g. en)."
+        if rescaled:
+            try:
+                return cached_scorer(**settings, rescale_with_baseline=True), ""
+            except fb.BaselineError as error:
+                return cached_scorer(**settings), f"No rescaled scores: {error}"
+        return cached_scorer(**settings), ""
+    except (ValueError, TypeError) as error:  # local paths, model code, unknown ids, devices: the engine's message
         raise gr.Error(str(error)) from None
 
 
-def _rescaled(scorer, raw):
-    """Rescaled scores, or None with a note when no baseline exists for the model and language."""
-    if not scorer.lang:
-        return None, "Rescaling needs a language (e.g. en)."
-    try:
-        return rescale(raw, scorer.baseline_vals), ""
-    except BaselineError as error:
-        return None, f"No rescaled scores: {error}"
+def _rows(result, index=0):
+    """The score table of candidate ``index``: raw, then rescaled when there is one."""
+    rows = [["raw", *[round(float(x[index]), 6) for x in result.raw]]]
+    if result.rescaled is not None:
+        rows.append(["rescaled", *[round(float(x[index]), 6) for x in result.rescaled]])
+    return rows
 
 
-def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
+def _which_reference(result, refs) -> str:
+    """Which of several references counted for P, R and F (the best one, separately for each)."""
+    if result.best_reference is None:
+        return ""
+    best = [int(x[0]) for x in result.best_reference]
+    if len(set(best)) == 1:
+        return f"**Reference {best[0] + 1} of {len(refs)}** counted for P, R and F."
+    parts = ", ".join(f"{name}: reference {b + 1}" for name, b in zip(COLUMNS, best))
+    return f"**Best reference of {len(refs)}**, separately per score: {parts}."
+
+
+def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype="float32"):
     candidate = _check_text(candidate, "The candidate")
     refs = _references(references)
-    scorer = _scorer(model, layer, lang, refs if idf else None)
-    per_ref = torch.stack(scorer.score([candidate] * len(refs), refs), dim=-1)  # (refs, 3)
-    raw = per_ref.max(dim=0).values.unsqueeze(0)  # the best reference, separately for P, R and F
-    table = [["raw", *[round(float(x), 6) for x in raw[0]]]]
-    note = ""
-    if do_rescale:
-        scaled, note = _rescaled(scorer, raw)
-        if scaled is not None:
-            table.append(["rescaled", *[round(float(x), 6) for x in scaled[0]]])
-    best = refs[int(per_ref[:, 2].argmax())]  # explained against the reference with the best F
-    tokens = fb.explain(candidate, best, scorer=scorer, level="token")
+    scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
+    result = scorer.score_result([candidate], [refs])
+    counted = _which_reference(result, refs)
+    best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
+    tokens = fb.explain(candidate, best, scorer=scorer, level="token")  # against the reference that counted for F
     words = fb.explain(candidate, best, scorer=scorer, level="word")
     missing = {(u.start, u.end) for u in words.missing_spans}
     highlighted = _highlight(best, words.reference_units, missing)
@@ -105,10 +116,10 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale):
         [u.text, tokens.reference_units[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
         for u in tokens.candidate_units
     ]
-    return table, scorer.hash, note, similarity_figure(tokens), highlighted, matches
+    return _rows(result), scorer.hash, counted, note, similarity_figure(tokens), highlighted, matches
 
 
-def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale):
+def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype="float32"):
     if file is None:
         raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
     try:
@@ -118,23 +129,26 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
         cands, refs = pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
     except ValueError as error:
         raise gr.Error(str(error)) from None
-    for i, text in enumerate(cands + [r for group in refs for r in (group if isinstance(group, list) else [group])]):
-        if len(text) > MAX_CHARS:
-            raise gr.Error(f"a text in row {i % len(cands) + 1} has {len(text)} characters; at most {MAX_CHARS}")
-    flat = [r for group in refs for r in (group if isinstance(group, list) else [group])]
-    scorer = _scorer(model, layer, lang, flat if idf else None)
+    groups = [group if isinstance(group, list) else [group] for group in refs]
+    for row, (cand, group) in enumerate(zip(cands, groups), start=1):
+        for text in (cand, *group):
+            if len(text) > MAX_CHARS:
+                raise gr.Error(f"a text in row {row} has {len(text)} characters; at most {MAX_CHARS}")
+    flat = [r for group in groups for r in group]
+    scorer, note = _scorer(model, layer, lang, flat if idf else None, dtype, rescaled=do_rescale)
     try:
-        raw = torch.stack(scorer.score(cands, refs), dim=-1)
+        result = scorer.score_result(cands, refs)
     except (ValueError, TypeError) as error:
         raise gr.Error(str(error)) from None
+    raw = torch.stack(result.raw, dim=-1)
     header = ["candidate", "reference", *COLUMNS]
-    body = [[c, r if isinstance(r, str) else " | ".join(r), *[round(float(x), 6) for x in s]] for c, r, s in zip(cands, refs, raw)]
-    note = ""
-    if do_rescale:
-        scaled, note = _rescaled(scorer, raw)
-        if scaled is not None:
-            header += [f"{c} rescaled" for c in COLUMNS]
-            body = [row + [round(float(x), 6) for x in s] for row, s in zip(body, scaled)]
+    body = [[c, " | ".join(g), *[round(float(x), 6) for x in s]] for c, g, s in zip(cands, groups, raw)]
+    if result.rescaled is not None:
+        header += [f"{c} rescaled" for c in COLUMNS]
+        body = [row + [round(float(x), 6) for x in s] for row, s in zip(body, torch.stack(result.rescaled, dim=-1))]
+    if result.best_reference is not None:
+        header += [f"best ref for {c}" for c in COLUMNS]
+        body = [row + [int(i) + 1 for i in s] for row, s in zip(body, torch.stack(result.best_reference, dim=-1))]
     out = _results_file()
     with out:
         csv.writer(out).writerows([header, *body])
@@ -166,12 +180,26 @@ def _histogram(values):
 
 
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
-          lang: str = "en", idf: bool = False) -> dict:
+          lang: str = "en", idf: bool = False, dtype: str = "float32") -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
     candidate, refs = _check_text(candidate, "The candidate"), _references(reference)  # before any model load
-    scorer = _scorer(model, num_layers, lang, refs if idf else None)
-    P, R, F = scorer.score([candidate], [refs])
-    return {"precision": float(P[0]), "recall": float(R[0]), "f1": float(F[0]), "hashcode": scorer.hash}
+    scorer, _ = _scorer(model, num_layers, lang, refs if idf else None, dtype)
+    result = scorer.score_result([candidate], [refs])
+    out = {"precision": float(result.precision[0]), "recall": float(result.recall[0]), "f1": float(result.f1[0])}
+    if result.best_reference is not None:
+        out["best_reference"] = {name: int(x[0]) for name, x in zip(("precision", "recall", "f1"), result.best_reference)}
+    return {**out, "hashcode": scorer.hash}
+
+
+#: First-run examples: real-looking MT output against human references; the second has two references.
+EXAMPLES = [
+    ["The government announced on Tuesday new measures to support small businesses.",
+     "On Tuesday the government unveiled new measures to help small businesses."],
+    ["The meeting was postponed because of the storm.",
+     "The meeting was put off because of the storm.\nBecause of the storm, the meeting has been delayed by a week."],
+    ["Prices rose by three percent last year, the statistics office said.",
+     "According to the statistics office, prices increased by 3% last year."],
+]
 
 
 # Gradio's own copies of uploads and results are deleted after an hour as well.
@@ -181,23 +209,27 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
         f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id."
     )
     with gr.Row():
-        model = gr.Textbox(fb.DEFAULT_MODEL, label="Model (Hub id)")
-        layer = gr.Textbox("", label="Layer (empty: the model's default)", elem_id="layer")
+        model = gr.Textbox(fb.DEFAULT_MODEL, label="Model (Hub id)", scale=3, min_width=380, elem_id="model")
+        layer = gr.Textbox("", label="Layer (empty: the model's tuned layer)", elem_id="layer")
         lang = gr.Textbox("en", label="Language (for rescaling)")
+        dtype = gr.Dropdown(["float32", "auto", "bfloat16"], value="float32", label="Precision (float32: exact)",
+                            elem_id="dtype")
         idf = gr.Checkbox(False, label="idf over the references")
         do_rescale = gr.Checkbox(True, label="Also show rescaled scores")
     with gr.Tab("Pair"):
         candidate = gr.Textbox(label="Candidate", lines=3, elem_id="candidate")
         references = gr.Textbox(label="Reference(s), one per line", lines=3, elem_id="references")
+        gr.Examples(EXAMPLES, [candidate, references], label="Examples (click one, then Score)", elem_id="examples")
         go = gr.Button("Score", variant="primary", elem_id="score-button")
         scores = gr.Dataframe(headers=["", *COLUMNS], label="Scores", elem_id="scores")
         hashcode = gr.Textbox(label="Hash code", elem_id="hashcode")
+        counted = gr.Markdown(elem_id="counted")
         note = gr.Markdown()
-        heatmap = gr.Plot(label="Token similarity")
+        heatmap = gr.Plot(label="Token similarity (against the reference that counted for F)")
         missing = gr.HighlightedText(label="Reference: words the candidate missed", color_map={"missing": "red"})
         matches = gr.Dataframe(headers=["candidate token", "best reference token", "similarity"], label="Best matches")
-        go.click(score_pair, [candidate, references, model, layer, lang, idf, do_rescale],
-                 [scores, hashcode, note, heatmap, missing, matches], api_name="score_pair")
+        go.click(score_pair, [candidate, references, model, layer, lang, idf, do_rescale, dtype],
+                 [scores, hashcode, counted, note, heatmap, missing, matches], api_name="score_pair")
     with gr.Tab("Batch"):
         upload = gr.File(label="CSV, TSV or JSONL", file_types=[".csv", ".tsv", ".jsonl"], elem_id="upload")
         with gr.Row():
@@ -208,7 +240,7 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
         table = gr.Dataframe(label="Results", elem_id="results")
         download = gr.File(label="Download results")
         histogram = gr.Plot(label="F1 histogram")
-        run.click(score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale],
+        run.click(score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
                   [table, download, summary, histogram], api_name="score_file")
     gr.api(score, api_name="score")
 

@@ -38,8 +38,8 @@ Args:
     lang (str): language of the sentences, e.g. "en" (roberta-large), "zh", "de". Needed with
         `rescale_with_baseline`. One of `lang` and `model_type` is required.
     model_type (str): model id or local folder, e.g. "sentence-transformers/all-MiniLM-L6-v2" (embedded, offline).
-    num_layers (int): the layer of representation to use; default: the model's tuned layer, or three quarters of
-        its depth for a model without one.
+    num_layers (int): the layer of representation to use; default: the model's tuned layer (3 for the embedded
+        default model), or three quarters of its depth for a model without one.
     verbose (bool): show progress bars.
     idf (bool): weight tokens by inverse document frequency over all references.
     device (str): "cpu", "cuda", "cuda:1"...; default cuda when available.
@@ -53,8 +53,9 @@ Args:
     baseline_revision (str, extra): its revision.
     long_inputs (str, extra): texts longer than the model's window: "truncate" (default, as bert-score),
         "window" (scored in full through overlapping windows) or "error".
-    dtype (str, extra): "float32" (default, exact), "bfloat16" (CPU or GPU, several times faster, within about
-        2e-3) or "float16" (GPU); a non-default precision is named in the hashcode.
+    dtype (str, extra): "float32" (default, exact), "bfloat16" or "float16" (GPU): within about 2e-3, faster only
+        on hardware with native support (several times slower on CPUs without AMX/AVX512-BF16), or "auto": the
+        fastest precision that holds those bounds on the device. The resolved precision is named in the hashcode.
     cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
 
 Returns:
@@ -62,7 +63,7 @@ Returns:
     recall: list of float.
     f1: list of float.
     hashcode: str, every setting behind the numbers, e.g.
-        "sentence-transformers/all-MiniLM-L6-v2_L5_no-idf_version=fastbertscore-0.1.0(hug_trans=5.23.0)".
+        "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.1.0(hug_trans=5.23.0)".
 
 Examples:
 

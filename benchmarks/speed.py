@@ -1,7 +1,11 @@
 """Side-by-side speed and memory: bert-score 0.3.13, torchmetrics, and fastbertscore's modes.
 
-    python benchmarks/speed.py                      # all workloads, 3 rounds, writes benchmarks/results.md
+    python benchmarks/speed.py                      # all workloads, 3 rounds, writes benchmarks/results_<cpu class>.md
     python benchmarks/speed.py --workloads a,b --rounds 1
+
+Results depend on the CPU class: bfloat16 pays only where the CPU computes it natively (AMX or AVX512-BF16), so
+each run writes the file of its class (results_amx.md, results_avx512-bf16.md, results_avx2.md, ...) and names
+the CPU model, torch's capability and the native-bf16 flag in its first line.
 
 Every (round, contender) runs in a fresh child process: the model is loaded once there and warmed up on 32
 pairs from outside the workload (not timed), the workload's calls are timed, and the child's peak RSS is read.
@@ -73,7 +77,8 @@ def workload(name: str) -> list[tuple[list[str], list[str]]]:
 
 
 CONTENDERS = {
-    "a": ["bert-score", "torchmetrics", "fastbertscore", "fastbertscore-bf16", "encoder-only", "encoder-only-bf16"],
+    "a": ["bert-score", "torchmetrics", "fastbertscore", "fastbertscore-bf16", "fastbertscore-auto", "encoder-only",
+          "encoder-only-bf16"],
     "b": ["bert-score", "fastbertscore", "fastbertscore-cache", "fastbertscore-bf16-cache", "fastbertscore-disk"],
     "c10k": ["bert-score", "fastbertscore", "fastbertscore-bf16"],
     "c100k": ["fastbertscore-bf16"],
@@ -105,7 +110,7 @@ def _scorer(contender: str, name: str):
         return _bare_encoder(path, name, bf16=contender.endswith("bf16"))
     import fastbertscore as fb
 
-    kwargs = {"dtype": "bfloat16"} if "bf16" in contender else {}
+    kwargs = {"dtype": "bfloat16"} if "bf16" in contender else {"dtype": "auto"} if contender.endswith("-auto") else {}
     if "cache" in contender:
         kwargs["cache_mb"] = 1024
     if "window" in contender:
@@ -197,7 +202,7 @@ def _summarise(name, n_pairs, results):
         scored = contender in flat and contender != "bert-score"
         delta = float((flat[contender] - exact).abs().max()) if exact is not None and scored else None
         tau = None
-        if "bf16" in contender and scored and "fastbertscore" in flat:
+        if contender.endswith(("bf16", "-auto")) and scored and "fastbertscore" in flat:
             from scipy.stats import kendalltau
 
             tau = kendalltau(flat[contender], flat["fastbertscore"]).statistic
@@ -209,9 +214,31 @@ def _summarise(name, n_pairs, results):
     return rows
 
 
+def cpu_class() -> str:
+    """The class of this CPU for bfloat16: amx, avx512-bf16, or torch's capability (avx2, avx512, ...)."""
+    from fastbertscore import hardware
+
+    flags = hardware._cpuinfo("flags").split()
+    if "amx_bf16" in flags:
+        return "amx"
+    if "avx512_bf16" in flags or hardware.cpu_native_bf16():
+        return "avx512-bf16"
+    return hardware.cpu_capability().lower()
+
+
+def machine() -> str:
+    from fastbertscore import hardware
+
+    return (
+        f"{hardware.cpu_model()} ({platform.machine()}, torch CPU capability {hardware.cpu_capability()}, "
+        f"native bfloat16: {'yes' if hardware.cpu_native_bf16() else 'no'}; dtype='auto' runs "
+        f"{hardware.auto_dtype('cpu')})"
+    )
+
+
 def table(rows: list[dict], rounds: int) -> str:
     head = (
-        f"Measured on {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads = 2, "
+        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, "
         f"all-MiniLM-L6-v2 with {LAYER} layers, median of {rounds} alternating round(s), "
         f"{time.strftime('%Y-%m-%d')}. Workloads, limits and notes: README.md, section Speed and memory.\n\n"
         "| workload | contender | pairs | s | pairs/s | × bert-score | peak RSS MB | max abs ΔF vs bert-score | τ vs exact |\n"
@@ -229,12 +256,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default="a,b,d,c10k,c100k,w1k,w4k,w16k")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(HERE / "results.md"))
+    parser.add_argument("--out", help="results file (default: benchmarks/results_<cpu class>.md)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.workloads, args.out)
         return 0
+    args.out = args.out or str(HERE / f"results_{cpu_class()}.md")
     if not DATA.exists():
         print(f"benchmark data not found: {DATA} (the shared data folder sits beside the checkout)", file=sys.stderr)
         return 2

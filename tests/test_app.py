@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -17,6 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _app_examples() -> list[list[str]]:
+    """app.py's EXAMPLES, read without importing the app (which would build the whole Gradio UI here)."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
+    return ast.literal_eval(node.value)
+
+
+EXAMPLES = _app_examples()
 CAND = "The president met the minister in Paris."
 REF = "The president met the prime minister in Paris and signed a trade deal."
 
@@ -72,7 +83,8 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
 
     data = tmp_path / "pairs.tsv"
     data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n")
-    (P, R, F), hashcode = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL, return_hash=True)
+    P, R, F = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)
+    rescaled_hash = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True).hash
     batch_F = fb.score(["The cat sat on the mat.", "It is raining."], ["A cat was sitting on the mat.", "Rain is falling."],
                        model_type=fb.DEFAULT_MODEL)[2]
     with sync_playwright() as p:
@@ -83,11 +95,31 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         page.locator("#references textarea").fill(REF)
         page.locator("#score-button").click()
         page.wait_for_function("document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000)
-        assert page.locator("#hashcode textarea").input_value() == hashcode
+        assert page.locator("#hashcode textarea").input_value() == rescaled_hash  # the Space rescales by default
         scores = page.locator("#scores").inner_text()
         assert str(round(float(F[0]), 6)) in scores and str(round(float(P[0]), 6)) in scores
         page.get_by_text("MISSING").first.wait_for(timeout=10_000)
         page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
+
+        # First run: the model box shows its whole default id, and an example with two references says which counted.
+        model_box = page.locator("#model input, #model textarea").first
+        assert model_box.input_value() == fb.DEFAULT_MODEL
+        assert model_box.evaluate("e => e.scrollWidth <= e.clientWidth"), "the default model id is cut off"
+        page.locator("#examples").get_by_text(EXAMPLES[1][0]).first.click()
+        page.wait_for_function(
+            "t => document.querySelector('#references textarea')?.value === t", arg=EXAMPLES[1][1], timeout=10_000
+        )
+        page.locator("#score-button").click()
+        page.wait_for_function("document.querySelector('#counted')?.innerText.includes('of 2')", timeout=90_000)
+        result = fb.BERTScorer(model_type=fb.DEFAULT_MODEL).score_result([EXAMPLES[1][0]], [EXAMPLES[1][1].splitlines()])
+        best = [int(x[0]) + 1 for x in result.best_reference]
+        counted = page.locator("#counted").inner_text()
+        if len(set(best)) == 1:
+            assert f"Reference {best[0]} of 2" in counted
+        else:
+            assert all(f"{name}: reference {b}" in counted for name, b in zip(("P", "R", "F1"), best))
+        assert str(round(float(result.raw[2][0]), 6)) in page.locator("#scores").inner_text()
+        page.screenshot(path=str(tmp_path / "example.png"), full_page=True)
 
         page.get_by_role("tab", name="Batch").click()
         page.locator("#upload input[type=file]").set_input_files(str(data))
@@ -100,4 +132,5 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         browser.close()
     assert (tmp_path / "pair.png").stat().st_size > 10_000 and (tmp_path / "batch.png").stat().st_size > 10_000
     if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
-        shutil.copy(tmp_path / "pair.png", os.environ["FASTBERTSCORE_SCREENSHOTS"])
+        for name in ("pair.png", "example.png", "batch.png"):
+            shutil.copy(tmp_path / name, Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / name)

@@ -113,3 +113,19 @@ def test_cache_dir_and_dtype_flags(files, capsys, tmp_path):
     assert main([*argv, "--dtype", "bfloat16"]) == 0
     fast = _json(capsys)
     assert fast["hash"] == first["hash"] + "_dtype=bfloat16" and abs(fast["F1"] - first["F1"]) < 2e-3
+
+
+def test_env_prints_what_a_bug_report_needs(capsys):
+    import tokenizers
+    import transformers
+
+    from fastbertscore import hardware
+
+    assert main(["env"]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["fastbertscore"] == fb.__version__ and lines["torch"] == torch.__version__
+    assert lines["transformers"] == transformers.__version__ and lines["tokenizers"] == tokenizers.__version__
+    assert lines["cpu capability"] == torch.backends.cpu.get_cpu_capability()
+    assert lines["cpu native bf16"] == str(hardware.cpu_native_bf16())
+    assert lines["cuda available"] == str(torch.cuda.is_available())
+    assert lines["dtype='auto' on cpu"] == ("bfloat16" if hardware.cpu_native_bf16() else "float32")

@@ -6,12 +6,15 @@ import bert_score
 import bert_score.utils
 
 import fastbertscore as fb
-from fastbertscore.tables import fallback_layer, model_for_lang
+from fastbertscore.tables import fallback_layer, layer_source, model_for_lang
 
 
-def test_model_table_is_the_published_one():
-    assert dict(fb.model2layers) == bert_score.utils.model2layers
-    assert len(fb.model2layers) == 140
+def test_model_table_is_the_published_one_plus_the_tuned_default():
+    ours = dict(fb.model2layers)
+    assert ours.pop(fb.DEFAULT_MODEL) == 3
+    assert ours == bert_score.utils.model2layers and len(ours) == 140
+    assert layer_source("roberta-large") == "bert-score 0.3.13"
+    assert "human_judgments_toen.tsv" in layer_source(fb.DEFAULT_MODEL)
 
 
 def test_language_defaults():

@@ -1,0 +1,46 @@
+"""ScoreResult: raw and rescaled scores from one pass, and which reference counted for P, R and F."""
+
+from __future__ import annotations
+
+import torch
+
+import fastbertscore as fb
+from fastbertscore.result import best_of_groups
+
+MINILM = fb.DEFAULT_MODEL
+
+
+def test_best_reference_is_where_each_maximum_came_from(mt_pairs):
+    cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
+    groups = [[refs[i], refs[(i + 1) % 6], cands[i].upper()][: 1 + i % 3] for i in range(6)]  # 1 to 3 refs each
+    scorer = fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True)
+    result = scorer.score_result(cands, groups)
+    for i, group in enumerate(groups):
+        per_ref = scorer.score_result([cands[i]] * len(group), group).raw  # each reference on its own
+        for k in range(3):
+            best = int(result.best_reference[k][i])
+            assert 0 <= best < len(group)
+            assert torch.isclose(result.raw[k][i], per_ref[k][best], atol=1e-6)
+            assert torch.isclose(result.raw[k][i], per_ref[k].max(), atol=1e-6)
+    baseline = scorer.baseline_vals
+    for k in range(3):
+        assert torch.allclose(result.rescaled[k], (result.raw[k] - baseline[k]) / (1 - baseline[k]), atol=1e-6)
+    assert all(torch.equal(a, b) for a, b in zip(scorer.score(cands, groups), result.rescaled))
+    as_dict = result.to_dict()
+    assert as_dict["f1"] == result.f1.tolist() and as_dict["raw_f1"] == result.raw[2].tolist()
+    assert as_dict["best_reference_f"] == result.best_reference[2].tolist()
+
+
+def test_single_references_have_no_best_index_and_no_rescaled_values_unless_asked(mt_pairs):
+    result = fb.BERTScorer(model_type=MINILM).score_result(mt_pairs[0][:3], mt_pairs[1][:3])
+    assert result.best_reference is None and result.rescaled is None
+    assert result.f1 is result.raw[2]
+
+
+def test_best_of_groups_over_layers_and_ties():
+    raw = torch.tensor([[0.1, 0.5, 0.3], [0.4, 0.5, 0.3], [0.9, 0.9, 0.9]])
+    values, index = best_of_groups(raw, [(0, 2), (2, 3)])
+    assert index.tolist() == [[1, 0, 0], [0, 0, 0]]  # ties go to the first reference
+    assert torch.equal(values, raw[[1, 2]])
+    layered_values, layered_index = best_of_groups(torch.stack([raw, raw.flip(-1)]), [(0, 2), (2, 3)])
+    assert layered_index.shape == (2, 2, 3) and torch.equal(layered_index[0], index)
