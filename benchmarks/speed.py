@@ -259,6 +259,8 @@ def main() -> int:
     parser.add_argument("--out", help="results file (default: benchmarks/results_<cpu class>.md)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    # Before torch starts: oneDNN's kernel cache, capped for reduced precision on CPU (README, Speed and memory).
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")
     if args.child:
         child(args.child, args.workloads, args.out)
         return 0
