@@ -15,10 +15,7 @@ import gradio as gr
 import torch
 
 import fastbertscore as fb
-from fastbertscore.compute import cached_scorer
-from fastbertscore.io import pairs_from_rows, read_rows
 from fastbertscore.plot import similarity_figure
-from fastbertscore.validate import check_hub_model_id
 
 MAX_PAIRS = 2000  # per batch file
 MAX_CHARS = 4000  # per text
@@ -67,17 +64,17 @@ def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
     """The engine's cached scorer; with ``rescaled`` it rescales, or returns a note saying why it cannot."""
     try:
         settings = dict(
-            model_type=check_hub_model_id((model or "").strip() or fb.DEFAULT_MODEL), num_layers=_layer(layer),
+            model_type=fb.check_hub_model_id((model or "").strip() or fb.DEFAULT_MODEL), num_layers=_layer(layer),
             lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents, dtype=dtype or "float32",
         )
         if rescaled and settings["lang"] is None:
-            return cached_scorer(**settings), "Rescaling needs a language (e.g. en)."
+            return fb.cached_scorer(fb.Settings(**settings)), "Rescaling needs a language (e.g. en)."
         if rescaled:
             try:
-                return cached_scorer(**settings, rescale_with_baseline=True), ""
+                return fb.cached_scorer(fb.Settings(**settings, rescale_with_baseline=True)), ""
             except fb.BaselineError as error:
-                return cached_scorer(**settings), f"No rescaled scores: {error}"
-        return cached_scorer(**settings), ""
+                return fb.cached_scorer(fb.Settings(**settings)), f"No rescaled scores: {error}"
+        return fb.cached_scorer(fb.Settings(**settings)), ""
     except (ValueError, TypeError) as error:  # local paths, model code, unknown ids, devices: the engine's message
         raise gr.Error(str(error)) from None
 
@@ -123,10 +120,10 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
     if file is None:
         raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
     try:
-        rows = read_rows(file if isinstance(file, str) else file.name)
+        rows = fb.read_rows(file if isinstance(file, str) else file.name)
         if len(rows) > MAX_PAIRS:
             raise gr.Error(f"The file has {len(rows)} rows; the Space scores at most {MAX_PAIRS} per batch")
-        cands, refs = pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
+        cands, refs = fb.pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
     except ValueError as error:
         raise gr.Error(str(error)) from None
     groups = [group if isinstance(group, list) else [group] for group in refs]
@@ -168,7 +165,9 @@ def _results_file():
 
 
 def _histogram(values):
-    from matplotlib.figure import Figure  # not pyplot, which would keep every request's figure alive
+    from matplotlib.figure import (
+        Figure,  # not pyplot, which would keep every request's figure alive
+    )
 
     fig = Figure(figsize=(5, 3))
     ax = fig.subplots()

@@ -1,10 +1,12 @@
 """BERTScore as an ``evaluate`` metric, computed by fastbertscore (exact to bert-score 0.3.13)."""
 
+import inspect
+
 import datasets
 import evaluate
 
 import fastbertscore
-from fastbertscore.compute import compute
+import fastbertscore.settings
 
 _CITATION = """\
 @inproceedings{bert-score,
@@ -41,6 +43,7 @@ Args:
     num_layers (int): the layer of representation to use; default: the model's tuned layer (3 for the embedded
         default model), or three quarters of its depth for a model without one.
     verbose (bool): show progress bars.
+    (every option below is a field of fastbertscore.Settings; an unknown keyword is a TypeError naming it)
     idf (bool): weight tokens by inverse document frequency over all references.
     device (str): "cpu", "cuda", "cuda:1"...; default cuda when available.
     batch_size (int): sentences per encoder batch.
@@ -56,26 +59,37 @@ Args:
     dtype (str, extra): "float32" (default, exact), "bfloat16" or "float16" (GPU): within about 2e-3, faster only
         on hardware with native support (several times slower on CPUs without AMX/AVX512-BF16), or "auto": the
         fastest precision that holds those bounds on the device. The resolved precision is named in the hashcode.
+    window_stride (int, extra): with long_inputs="window", tokens neighbouring windows share (default a quarter).
+    cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls.
     cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
+    layer_registry (bool, extra): for a model without a published layer, use the one `bertscore tune-layer
+        --record` saved (named in the hashcode's layer).
 
 Returns:
     precision: list of float, one per prediction (in [-1, 1]; about 0.3-1 raw, about 0-1 rescaled).
     recall: list of float.
     f1: list of float.
+    raw_precision, raw_recall, raw_f1 (with rescaling): the values before rescaling.
+    best_reference_p, best_reference_r, best_reference_f (several references per prediction): the index of the
+        reference that counted for each score.
     hashcode: str, every setting behind the numbers, e.g.
         "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.1.0(hug_trans=5.23.0)".
 
 Examples:
 
-    >>> bertscore = evaluate.load("bertscore")  # doctest: +SKIP
+    >>> bertscore = evaluate.load("bertscore")
     >>> predictions = ["hello there", "general kenobi"]
     >>> references = ["hello there", "general kenobi"]
-    >>> results = compute(predictions, references, model_type="sentence-transformers/all-MiniLM-L6-v2")
+    >>> results = bertscore.compute(predictions=predictions, references=references,
+    ...                             model_type="sentence-transformers/all-MiniLM-L6-v2")
     >>> [round(v, 2) for v in results["f1"]]
     [1.0, 1.0]
-    >>> results = compute(["hello there"], [["hello here", "hi there"]], model_type="sentence-transformers/all-MiniLM-L6-v2")
-    >>> len(results["precision"])
-    1
+    >>> results["hashcode"].split("_version=")[0]
+    'sentence-transformers/all-MiniLM-L6-v2_L3_no-idf'
+    >>> results = bertscore.compute(predictions=["hello there"], references=[["hello here", "hello there"]],
+    ...                             model_type="sentence-transformers/all-MiniLM-L6-v2")
+    >>> round(results["f1"][0], 2), results["best_reference_f"]
+    (1.0, [1])
 """
 
 
@@ -105,8 +119,15 @@ class BERTScore(evaluate.Metric):
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )
 
-    def _compute(self, predictions, references, **kwargs):
-        return compute(predictions, references, **kwargs)
+    def _compute(self, predictions, references, verbose=False, **options):
+        return fastbertscore.compute(predictions, references, verbose=verbose, **options)
+
+    # evaluate requires an explicit signature (no **kwargs): it is that of fastbertscore.Settings, spelled once there.
+    _compute.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in ("self", "predictions", "references")]
+        + [inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=False)]
+        + fastbertscore.settings.keyword_parameters()
+    )
 
 
 __all__ = ["BERTScore", "fastbertscore"]

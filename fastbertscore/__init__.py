@@ -2,11 +2,17 @@
 
 from ._version import __version__
 from .baselines import BaselineError
+from .compute import compute
 from .explain import Explanation, Unit, explain
+from .hardware import auto_dtype
 from .hashing import get_hash
+from .io import pairs_from_rows, read_rows
 from .result import ScoreResult
-from .scorer import BERTScorer, score
+from .scorer import BERTScorer, cached_scorer, clear_model_cache, score
+from .settings import Settings
+from .signature import Signature
 from .tables import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
+from .validate import check_hub_model_id
 
 # bert_score's names for the two tables, for drop-in use.
 model2layers = MODEL2LAYERS
@@ -14,6 +20,15 @@ lang2model = LANG2MODEL
 
 __all__ = [
     "BERTScorer",
+    "Settings",
+    "Signature",
+    "auto_dtype",
+    "check_hub_model_id",
+    "pairs_from_rows",
+    "read_rows",
+    "cached_scorer",
+    "clear_model_cache",
+    "compute",
     "BaselineError",
     "DEFAULT_MODEL",
     "Explanation",

@@ -73,8 +73,9 @@ def select_layers(table: torch.Tensor, num_layers: int, all_layers: bool, source
     return table[num_layers]
 
 
-def rescale(scores: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:
-    """``(x - b) / (1 - b)`` over the last dimension (P, R, F)."""
-    if scores.dim() == 3 and baseline.shape[0] != scores.shape[0]:
+def rescale(scores: torch.Tensor, baseline: torch.Tensor | float) -> torch.Tensor:
+    """``(x - b) / (1 - b)``: over the last dimension (P, R, F) for a ``(3,)`` or ``(L + 1, 1, 3)`` baseline, or
+    with one value ``b`` for anything else (token similarities against the F baseline)."""
+    if isinstance(baseline, torch.Tensor) and scores.dim() == 3 and baseline.shape[0] != scores.shape[0]:
         raise BaselineError(f"baseline has {baseline.shape[0]} layers but the model gives {scores.shape[0]}")
     return (scores - baseline) / (1 - baseline)

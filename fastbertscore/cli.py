@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .baselines import BaselineError
-from .hardware import DTYPE_CHOICES
+from .settings import Settings, add_arguments, from_arguments
 from .tables import DEFAULT_MODEL
 
 # A lone word with an extension ("refs.txt", "data/hyp.en") is taken for a file name, so a typo in a path
@@ -29,19 +29,8 @@ class InputError(ValueError):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", help="language code (en, zh, de, ...): picks the default model and baseline")
-    parser.add_argument("-m", "--model", help=f"model id or folder (default without --lang: {DEFAULT_MODEL})")
-    parser.add_argument("-l", "--num_layers", type=int, help="layer to use (default: the model's tuned layer)")
-    parser.add_argument("--idf", action="store_true", help="weight tokens by idf over the references")
-    parser.add_argument("--rescale_with_baseline", action="store_true", help="rescale with the baseline of the model")
-    parser.add_argument("--baseline_path", help="a LAYER,P,R,F baseline file of your own")
-    parser.add_argument("--use_fast_tokenizer", action="store_true", help="ask for the fast tokenizer (opt-in)")
-    parser.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: cuda when available)")
-    parser.add_argument("--long_inputs", choices=("truncate", "window", "error"), default="truncate",
-                        help="texts longer than the model's window: cut (default), score through sliding windows, or fail")
-    parser.add_argument("--dtype", choices=DTYPE_CHOICES, default="float32",
-                        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and "
-                        "faster only with native hardware support; auto picks the fastest that holds on the device")
+    """The settings' flags (names, defaults, choices and help from :class:`~fastbertscore.Settings`) and -v."""
+    add_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
@@ -49,11 +38,8 @@ def _parse_score_args(argv):
     parser = argparse.ArgumentParser(prog="bertscore", description="Calculate BERTScore.")
     parser.add_argument("-c", "--cand", required=True, help="candidate file (one per line), '-' for stdin, or a string")
     parser.add_argument("-r", "--ref", nargs="+", required=True, help="reference file(s) (several: multi-reference), '-', or string(s)")
-    parser.add_argument("-b", "--batch_size", type=int, default=64)
-    parser.add_argument("--nthreads", type=int, default=4, help="accepted for compatibility")
     parser.add_argument("-s", "--seg_level", action="store_true", help="also show the score of each pair")
     parser.add_argument("--output", choices=("text", "json", "tsv"), default="text")
-    parser.add_argument("--cache_dir", help="keep sentence embeddings in this folder, reused by later runs")
     _common(parser)
     return parser.parse_args(argv)
 
@@ -94,24 +80,24 @@ def _read_inputs(args) -> tuple[list[str], list]:
     return cands, refs
 
 
-def _model_choice(args) -> str | None:
-    if args.model is None and args.lang is None:
-        print(f"bertscore: no --model or --lang given: using the embedded default model {DEFAULT_MODEL}", file=sys.stderr)
-        return DEFAULT_MODEL
-    return args.model
+def _settings(args, prog: str) -> Settings:
+    """The run's settings; without --model or --lang, the embedded default model (said on stderr)."""
+    if args.model_type is None and args.lang is None:
+        print(f"{prog}: no --model or --lang given: using the embedded default model {DEFAULT_MODEL}", file=sys.stderr)
+        return from_arguments(args, model_type=DEFAULT_MODEL)
+    return from_arguments(args)
 
 
 def _run(args) -> int:
-    from .scorer import score
+    from .scorer import BERTScorer
 
     cands, refs = _read_inputs(args)
-    (P, R, F), hashcode = score(
-        cands, refs, model_type=_model_choice(args), num_layers=args.num_layers, verbose=args.verbose or len(cands) >= 1000,
-        idf=args.idf, device=args.device, batch_size=args.batch_size, lang=args.lang, return_hash=True,
-        rescale_with_baseline=args.rescale_with_baseline, baseline_path=args.baseline_path,
-        use_fast_tokenizer=args.use_fast_tokenizer, long_inputs=args.long_inputs, dtype=args.dtype,
-        cache_dir=args.cache_dir,
-    )
+    settings = _settings(args, "bertscore")
+    if settings.idf is True:
+        settings = settings.replace(idf_sents=[r for group in refs for r in ([group] if isinstance(group, str) else group)])
+    scorer = BERTScorer.from_settings(settings)
+    P, R, F = scorer.score(cands, refs, verbose=args.verbose or len(cands) >= 1000)
+    hashcode = scorer.hash
     mean = [float(x.mean()) for x in (P, R, F)]
     if args.output == "json":
         out = {"hash": hashcode, "P": mean[0], "R": mean[1], "F1": mean[2]}
@@ -168,7 +154,8 @@ def _parse_show_args(argv):
     parser = argparse.ArgumentParser(prog="bertscore-show", description="Draw the token similarity heatmap of one pair.")
     parser.add_argument("-c", "--cand", required=True, help="candidate text")
     parser.add_argument("-r", "--ref", required=True, help="reference text")
-    parser.add_argument("-o", "--out", type=Path, required=True, help="image file to write (.png, .svg, .pdf)")
+    parser.add_argument("-f", "--file", "-o", "--out", dest="out", type=Path, default=Path("visualize.png"),
+                        help="image file to write (.png, .svg, .pdf; default visualize.png, as bert-score-show)")
     parser.add_argument("--level", choices=("token", "word", "sentence"), default="word", help="level of the printed explanation")
     parser.add_argument("--threshold", type=float, help="presence threshold (default per level)")
     _common(parser)
@@ -182,11 +169,7 @@ def _show(args) -> int:
 
     if args.out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError(f"--out must end in .png, .svg or .pdf, got {args.out.name}")
-    scorer = BERTScorer(
-        model_type=_model_choice(args), num_layers=args.num_layers, lang=args.lang, device=args.device,
-        rescale_with_baseline=args.rescale_with_baseline, baseline_path=args.baseline_path,
-        use_fast_tokenizer=args.use_fast_tokenizer, long_inputs=args.long_inputs, dtype=args.dtype,
-    )
+    scorer = BERTScorer.from_settings(_settings(args, "bertscore-show"))
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
     similarity_figure(tokens).savefig(args.out, dpi=120)
     summary = explain(args.cand, args.ref, scorer=scorer, level=args.level, presence_threshold=args.threshold)

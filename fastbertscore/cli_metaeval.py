@@ -7,6 +7,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from .settings import add_arguments, from_arguments
 from .tables import DEFAULT_MODEL
 
 
@@ -27,9 +28,7 @@ def _parse(argv):
         p.add_argument("--limit", type=int, help="only the first N rows")
         p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the 95%% interval of τ (0: none)")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--idf", action="store_true")
-        p.add_argument("--device")
-        p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+        add_arguments(p, exclude=("model_type",))
         p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
         p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
         p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
@@ -49,8 +48,8 @@ def _run(args) -> int:
         group=tuple(g for g in args.group.split(",") if g), system=args.system_column, segment=args.segment_column,
         limit=args.limit,
     )
-    scorer = BERTScorer(model_type=args.model, all_layers=True, idf=args.idf, idf_sents=data.refs if args.idf else None,
-                        device=args.device, dtype=args.dtype)
+    settings = from_arguments(args, model_type=args.model, all_layers=True)
+    scorer = BERTScorer.from_settings(settings.replace(idf_sents=data.refs) if settings.idf else settings)
     report = metaeval.meta_evaluate(scorer, data, bootstrap=args.bootstrap, seed=args.seed, surface=not args.no_surface)
     table = metaeval.markdown(report)
     print(table)

@@ -26,14 +26,20 @@ _MAGIC = b"FBSEMB1\n"
 _HEADER_SIZE = struct.Struct("<I")
 
 
-def encoder_fingerprint(module: torch.nn.Module, settings: dict) -> str:
-    """A hash of the weights and settings: a fine-tuned model saved at the same path gets a new folder."""
-    digest = hashlib.blake2b(json.dumps(settings, sort_keys=True).encode(), digest_size=16)
+def weights_digest(module: torch.nn.Module) -> str:
+    """A hash of every weight: a fine-tuned model saved at the same path gets a new folder. Computed once per
+    loaded model (the scorer keeps it with the model), not per call."""
+    digest = hashlib.blake2b(digest_size=16)
     for name, tensor in module.state_dict().items():
         tensor = tensor.detach().cpu().contiguous()
         digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
         digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())  # reshape: 0-d tensors cannot be viewed
     return digest.hexdigest()
+
+
+def encoder_fingerprint(weights: str, settings: dict) -> str:
+    """The cache folder's name: the weights' digest and every setting that changes an embedding."""
+    return hashlib.blake2b(f"{weights}|{json.dumps(settings, sort_keys=True)}".encode(), digest_size=16).hexdigest()
 
 
 class DiskCache:

@@ -18,6 +18,7 @@ import torch.distributed as dist
 
 from .io import write_scores
 from .scorer import BERTScorer
+from .settings import Settings, add_arguments, from_arguments
 from .validate import check_pairs
 
 
@@ -26,17 +27,20 @@ def shard_bounds(n: int, world: int, rank: int) -> tuple[int, int]:
     return rank * n // world, (rank + 1) * n // world
 
 
-def score_distributed(cands, refs, *, idf: bool = False, to: str = "all", group=None, **scorer_kwargs):
+def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Settings | None = None, **options):
     """``(P, R, F)`` of all pairs, in input order, on every rank (``to="all"``) or on rank 0 only (``to="rank0"``;
     other ranks get ``None``). Call it on every rank of an initialised process group with the same inputs.
 
-    ``scorer_kwargs`` go to :class:`BERTScorer` (``model_type``, ``num_layers``, ``device``, ...).
+    ``settings`` (or ``options``, its fields: ``model_type``, ``num_layers``, ``idf``, ``device``, ...) say how
+    to score; with ``idf=True`` the document frequencies are counted over all ranks' references.
     """
     if to not in ("all", "rank0"):
         raise ValueError(f"to={to!r} is not one of all, rank0")
+    settings = settings if settings is not None else Settings.from_options("score_distributed()", options)
     rank, world = dist.get_rank(group), dist.get_world_size(group)
     pairs = check_pairs(cands, refs)
-    scorer = BERTScorer(**scorer_kwargs, idf=idf)
+    idf = settings.idf is True and settings.idf_sents is None
+    scorer = BERTScorer.from_settings(settings)
     if idf:
         lo, hi = shard_bounds(len(pairs.refs), world, rank)
         counts = scorer.document_frequencies(pairs.refs[lo:hi])
@@ -72,10 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastbertscore.distributed", description=__doc__.splitlines()[0])
     parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
     parser.add_argument("-r", "--ref", required=True, help="reference file, one per line")
-    parser.add_argument("-m", "--model", required=True)
-    parser.add_argument("-l", "--num_layers", type=int)
-    parser.add_argument("--idf", action="store_true")
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")
+    add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
     args = parser.parse_args(argv)
     cuda = torch.cuda.is_available()
     dist.init_process_group("nccl" if cuda else "gloo")
@@ -83,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         local = int(os.environ.get("LOCAL_RANK", 0))
         device = f"cuda:{local % torch.cuda.device_count()}" if cuda else "cpu"
         cands, refs = _read(args.cand), _read(args.ref)
-        out = score_distributed(cands, refs, idf=args.idf, to="rank0", model_type=args.model,
-                                num_layers=args.num_layers, device=device)
+        out = score_distributed(cands, refs, to="rank0", settings=from_arguments(args, device=device))
         if out is not None:
             write_scores(args.out, *out)
     finally:

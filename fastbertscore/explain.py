@@ -11,7 +11,9 @@ from typing import Literal
 
 import torch
 
-from .scorer import BERTScorer
+from .baselines import rescale
+from .scorer import BERTScorer, cached_scorer
+from .settings import Settings
 from .tokenize import Pieces, pieces
 
 Level = Literal["token", "word", "sentence"]
@@ -66,23 +68,20 @@ def explain(
     candidate: str,
     reference: str,
     *,
-    model_type: str | None = None,
-    num_layers: int | None = None,
     level: Level = "token",
     presence_threshold: float | None = None,
-    lang: str | None = None,
-    rescale_with_baseline: bool = False,
-    baseline_path: str | None = None,
-    long_inputs: str = "truncate",
     scorer: BERTScorer | None = None,
+    **options,
 ) -> Explanation:
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
 
-    With rescaling, similarities are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the
-    threshold applies to the rescaled values. Pass ``scorer`` to reuse a loaded model.
+    ``options`` are the fields of :class:`~fastbertscore.Settings` (``model_type``, ``num_layers``, ``lang``,
+    ``rescale_with_baseline``, ...); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
+    are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the threshold applies to the
+    rescaled values.
 
     Raises:
-        TypeError, ValueError: non-string texts, or an unknown ``level``.
+        TypeError, ValueError: non-string texts, an unknown ``level`` or option, or ``scorer`` with options.
     """
     for name, value in (("candidate", candidate), ("reference", reference)):
         if not isinstance(value, str):
@@ -90,10 +89,9 @@ def explain(
     if level not in THRESHOLDS:
         raise ValueError(f"level={level!r} is not one of {', '.join(THRESHOLDS)}")
     if scorer is None:
-        scorer = BERTScorer(
-            model_type=model_type, num_layers=num_layers, lang=lang, rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path, long_inputs=long_inputs,
-        )
+        scorer = cached_scorer(Settings.from_options("explain()", options))
+    elif options:
+        raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
     rescaled = scorer.rescale_with_baseline
     if presence_threshold is None:
         presence_threshold = (RESCALED_THRESHOLDS if rescaled else THRESHOLDS)[level]
@@ -110,10 +108,7 @@ def explain(
 
 
 def _rescale_similarity(scorer: BERTScorer, values: torch.Tensor) -> torch.Tensor:
-    if not scorer.rescale_with_baseline:
-        return values
-    b = float(scorer.baseline_vals[2])
-    return (values - b) / (1 - b)
+    return rescale(values, float(scorer.baseline_vals[2])) if scorer.rescale_with_baseline else values
 
 
 def _token_units(scorer: BERTScorer, candidate: str, reference: str, level: str):

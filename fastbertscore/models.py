@@ -104,6 +104,7 @@ class Encoder:
     all_layers: bool
     hidden_index: int | None = None  # read this hidden state instead of the last one
     autocast: torch.dtype | None = None  # run the forward pass under autocast to this dtype (bf16/fp16 modes)
+    layer_from_registry: bool = False  # the user's layer registry chose num_layers (named in the signature)
 
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Hidden states in float32 (autocast modes compute in lower precision, then widen)."""
@@ -167,16 +168,21 @@ def _cut(model, num_layers: int) -> None:
     setattr(holder, attr, torch.nn.ModuleList(list(getattr(holder, attr))[:num_layers]))
 
 
-def default_layer(model_type: str, depth: int) -> int:
-    """The published tuned layer, else one the user tuned (``bertscore tune-layer --record``), else
-    :func:`~fastbertscore.tables.fallback_layer`."""
+def default_layer(model_type: str, depth: int, use_registry: bool = False) -> tuple[int, bool]:
+    """The layer to use when none is given, and whether the user registry chose it.
+
+    The model table's tuned layer first; with ``use_registry`` (opt-in: a file in the user's home must not
+    silently change numbers) one recorded by ``bertscore tune-layer --record``; else
+    :func:`~fastbertscore.tables.fallback_layer`, with a warning.
+    """
     table_name = DEFAULT_MODEL if model_type == DEFAULT_MODEL.split("/")[1] else model_type
     if table_name in MODEL2LAYERS:
-        return MODEL2LAYERS[table_name]
-    tuned = tuned_layer(model_type)
-    if tuned is not None and 0 <= tuned <= depth:
-        logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())
-        return tuned
+        return MODEL2LAYERS[table_name], False
+    if use_registry:
+        tuned = tuned_layer(model_type)
+        if tuned is not None and 0 <= tuned <= depth:
+            logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())
+            return tuned, True
     layer = fallback_layer(depth)
     logger.warning(
         "%s has no tuned layer in the model table; using layer %d of %d (three quarters of its depth). "
@@ -185,10 +191,10 @@ def default_layer(model_type: str, depth: int) -> int:
         layer,
         depth,
     )
-    return layer
+    return layer, False
 
 
-def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = False) -> Encoder:
+def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False) -> Encoder:
     """Load ``model_type`` in fp32 in eval mode and cut it at ``num_layers`` (unless ``all_layers``)."""
     import transformers
 
@@ -200,8 +206,9 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
         model = model.get_encoder()
     model.eval()
     depth = model_depth(model)
+    from_registry = False
     if num_layers is None:
-        num_layers = default_layer(model_type, depth)
+        num_layers, from_registry = default_layer(model_type, depth, use_registry)
     check_num_layers(num_layers, depth, model_type)
     hidden_index = None
     if not all_layers:
@@ -210,7 +217,7 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
             hidden_index = 0
         else:
             _cut(model, num_layers)
-    return Encoder(model, depth, num_layers, all_layers, hidden_index)
+    return Encoder(model, depth, num_layers, all_layers, hidden_index, layer_from_registry=from_registry)
 
 
 def max_input_length(tokenizer, encoder: Encoder) -> int | None:

@@ -22,6 +22,7 @@ import torch
 
 from .io import pairs_from_rows, read_rows, write_scores
 from .scorer import BERTScorer
+from .settings import Settings, add_arguments, from_arguments
 from .validate import check_pairs
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ def score_ray_dataset(ds, *, candidate_column: str = "candidate", reference_colu
         num_gpus = 1 if gpus else 0
     if concurrency is None:
         concurrency = max(1, gpus) if num_gpus else 1
+    Settings.from_options("score_ray_dataset()", scorer_kwargs)  # bad settings fail here, before any actor starts
     constructor = {"candidate_column": candidate_column, "reference_column": reference_column, **scorer_kwargs}
     if idf:
         refs = [r if isinstance(r, str) else list(r)
@@ -128,16 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
     parser.add_argument("--candidate-column", default="candidate")
     parser.add_argument("--reference-column", nargs="+", default=["reference"])
-    parser.add_argument("-m", "--model", required=True)
-    parser.add_argument("-l", "--num_layers", type=int)
-    parser.add_argument("--idf", action="store_true")
     parser.add_argument("--address", default=None, help="Ray cluster address (default: start or join a local one)")
     parser.add_argument("--concurrency", type=int, help="actors (default: the number of GPUs, or 1)")
     parser.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 when the cluster has GPUs)")
     parser.add_argument("--num-cpus", type=float, help="CPUs per actor")
-    parser.add_argument("--batch-size", type=int, default=256, help="pairs per Ray batch")
+    parser.add_argument("--batch-size", dest="ray_batch_size", type=int, default=256, help="pairs per Ray batch")
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, in input order")
+    add_arguments(parser, exclude=("device", "batch_size"))  # actors take their own device
     args = parser.parse_args(argv)
+    settings = from_arguments(args)
     import ray
 
     try:
@@ -147,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not ray.is_initialized():
         ray.init(address=args.address)
-    P, R, F = score_with_ray(cands, refs, idf=args.idf, batch_size=args.batch_size, concurrency=args.concurrency,
-                             num_gpus=args.num_gpus, num_cpus=args.num_cpus, model_type=args.model,
-                             num_layers=args.num_layers)
+    options = {name: value for name, value in vars(args).items() if name in Settings.names() and name != "idf"}
+    P, R, F = score_with_ray(cands, refs, idf=settings.idf, batch_size=args.ray_batch_size, concurrency=args.concurrency,
+                             num_gpus=args.num_gpus, num_cpus=args.num_cpus, **options)
     write_scores(args.out, P, R, F)
     return 0
 

@@ -3,56 +3,93 @@
 from __future__ import annotations
 
 import logging
-import os
+import threading
 from collections.abc import Mapping
 from dataclasses import astuple, replace
-from functools import lru_cache
-from typing import Literal
+from pathlib import Path
 
 import torch
 
 from ._version import __version__
 from .baselines import read_baseline, rescale, select_layers
 from .cache import EmbeddingCache
-from .diskcache import DiskCache, LayeredCache, encoder_fingerprint
+from .diskcache import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from .embed import embed, pad_id_of
-from .hardware import check_device, cpu_bf16_gap, cpu_native_bf16, resolve_dtype
 from .engine import Budget, Weights, score_pairs
-from .hashing import get_hash
-from .idf import document_frequencies, idf_table, plain_table, sentence_weights, table_from_mapping
-from .memory import limit_kernel_cache
-from .result import ScoreResult, best_of_groups, split_prf
+from .hardware import cpu_bf16_gap, cpu_native_bf16
+from .idf import (
+    document_frequencies,
+    idf_table,
+    plain_table,
+    sentence_weights,
+    table_from_mapping,
+)
 from .models import load_encoder, load_tokenizer, max_input_length
-from .tables import model_for_lang
+from .result import ScoreResult, best_of_groups, split_prf
+from .settings import Settings
+from .signature import Signature, digest, mapping_digest
 from .tokenize import tokenize
-from .validate import check_idf_sents, check_options, check_pairs, check_positive_int, check_texts
+from .validate import check_idf_sents, check_pairs, check_positive_int, check_texts
 from .windows import WindowSpec, special_layout
 
 logger = logging.getLogger(__name__)
 
-LongInputs = Literal["truncate", "window", "error"]
-DType = Literal["float32", "bfloat16", "float16", "auto"]
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-@lru_cache(maxsize=1)
-def _load(model_type: str, num_layers: int | None, all_layers: bool, device: str, use_fast: bool):
-    # Kept between calls so that repeated score() calls do not reload the model (bert-score reloads).
-    tokenizer = load_tokenizer(model_type, use_fast)
-    encoder = load_encoder(model_type, num_layers, all_layers)
-    encoder.module.to(device)
-    return tokenizer, encoder
+# The loaded model of the last settings, and the scorer compute() reuses: the one place models stay alive
+# between calls (bert-score reloads per call). clear_model_cache() frees both.
+_models: dict[tuple, tuple] = {}
+_scorers: dict[tuple, BERTScorer] = {}
+_lock = threading.Lock()
+
+
+def _load(settings: Settings, device: str):
+    key = (settings.model_type_or_default, settings.num_layers, settings.all_layers, device,
+           settings.use_fast_tokenizer, settings.layer_registry)
+    with _lock:
+        if key not in _models:
+            _models.clear()  # one model at a time: free the old one before loading the next
+            tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
+            encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
+            encoder.module.to(device)
+            _models[key] = (tokenizer, encoder, {})
+        return _models[key]
+
+
+def clear_model_cache() -> None:
+    """Free the model kept loaded between calls (and the scorer :func:`compute` reuses); the next call reloads."""
+    with _lock:
+        _models.clear()
+        _scorers.clear()
+
+
+def cached_scorer(settings: Settings) -> BERTScorer:
+    """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes."""
+    key = settings.replace(batch_size=64, nthreads=4).numbers_key()
+    with _lock:
+        scorer = _scorers.get(key)
+    if scorer is None:
+        scorer = BERTScorer.from_settings(settings)
+        with _lock:
+            _scorers.clear()
+            _scorers[key] = scorer
+    return scorer
 
 
 class BERTScorer:
     """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
 
-    Arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}`` mapping.
-    ``nthreads`` is accepted for compatibility; tokenization is already parallel in the Rust tokenizer.
+    The positional arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}``
+    mapping, and ``options`` takes any other field of :class:`~fastbertscore.Settings` (``dtype``,
+    ``long_inputs``, ``cache_dir``, ...). ``nthreads`` is accepted for compatibility; tokenization is already
+    parallel in the Rust tokenizer.
 
     Example:
-        >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
-        >>> P, R, F = scorer.score(["the cat sat"], ["a cat was sitting"])  # doctest: +SKIP
+        >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> P, R, F = scorer.score(["the cat sat"], ["a cat was sitting"])
+        >>> round(float(F[0]), 4) == round(float(scorer.score_result(["the cat sat"], ["a cat was sitting"]).f1[0]), 4)
+        True
     """
 
     def __init__(
@@ -69,75 +106,72 @@ class BERTScorer:
         rescale_with_baseline: bool = False,
         baseline_path: str | None = None,
         use_fast_tokenizer: bool = False,
-        *,
-        baseline_repo: str | None = None,
-        baseline_revision: str | None = None,
-        long_inputs: LongInputs = "truncate",
-        window_stride: int | None = None,
-        dtype: DType = "float32",
-        cache_mb: int = 0,
-        cache_dir: str | os.PathLike | None = None,
+        **options,
     ):
-        self.device = check_device(device)
-        check_options(
-            model_type=model_type, lang=lang, rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-            dtype=dtype, long_inputs=long_inputs, window_stride=window_stride, cache_mb=cache_mb, cache_dir=cache_dir,
-            device=self.device,
-        )
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.nthreads = nthreads
-        self.all_layers = bool(all_layers)
-        self._lang = lang
-        self._model_type = model_type if model_type is not None else model_for_lang(lang)
-        if idf_sents is not None:
-            idf_sents = check_idf_sents(idf_sents)
-        self._use_fast_tokenizer = use_fast_tokenizer
+        settings = Settings.from_options("BERTScorer()", dict(
+            model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
+            all_layers=all_layers, idf=idf, idf_sents=idf_sents, device=device, lang=lang,
+            rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+            use_fast_tokenizer=use_fast_tokenizer, **options,
+        ))
+        self._setup(settings)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BERTScorer:
+        scorer = cls.__new__(cls)
+        scorer._setup(settings)
+        return scorer
+
+    def _setup(self, settings: Settings) -> None:
+        self.settings = settings
+        self.device = settings.resolved_device
+        self.batch_size = settings.batch_size
+        self.nthreads = settings.nthreads
+        self.all_layers = settings.all_layers
         #: The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).
-        self.dtype = resolve_dtype(dtype, self.device)
+        self.dtype = settings.resolved_dtype
         on_cpu = torch.device(self.device).type == "cpu"
         if self.dtype == "bfloat16" and on_cpu and not cpu_native_bf16():
             logger.warning(
                 "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
                 "(float32 on this CPU) unless you need these bfloat16 numbers", cpu_bf16_gap(),
             )
-        if self.dtype != "float32" and on_cpu:
-            limit_kernel_cache()
-        loaded = _load(self._model_type, num_layers, self.all_layers, self.device, use_fast_tokenizer)
+        tokenizer, encoder, self._model_facts = _load(settings, self.device)
         # A per-scorer view of the shared model: the precision mode belongs to this scorer only.
-        self._tokenizer, self._encoder = loaded[0], replace(loaded[1], autocast=DTYPES[self.dtype])
+        self._tokenizer, self._encoder = tokenizer, replace(encoder, autocast=DTYPES[self.dtype])
         self._max_length = max_input_length(self._tokenizer, self._encoder)
-        self.long_inputs = long_inputs
+        self.long_inputs = settings.long_inputs
         self._window = None
         if self._max_length is not None:
             prefix, suffix = special_layout(self._tokenizer)
-            self._window = WindowSpec(self._max_length, prefix, suffix, window_stride)
+            self._window = WindowSpec(self._max_length, prefix, suffix, settings.window_stride)
             if self._window.capacity < 2:
                 raise ValueError(f"max length {self._max_length} leaves no room for text between the special tokens")
         # Texts seen before (the references of every system, say) are not embedded again: in memory with
         # cache_mb, across restarts with cache_dir.
-        memory = EmbeddingCache(cache_mb << 20) if cache_mb else None
-        self.disk_cache = self._open_disk_cache(cache_dir) if cache_dir is not None else None
+        memory = EmbeddingCache(settings.cache_mb << 20) if settings.cache_mb else None
+        self.disk_cache = self._open_disk_cache(settings.cache_dir) if settings.cache_dir is not None else None
         layers = [cache for cache in (memory, self.disk_cache) if cache is not None]
         self.cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
         vocab_size = len(self._tokenizer)
         self._plain = plain_table(vocab_size, (self._tokenizer.sep_token_id, self._tokenizer.cls_token_id))
-        self._idf = idf if isinstance(idf, Mapping) else bool(idf)
+        idf = settings.idf
         self._idf_table = table_from_mapping(idf, vocab_size) if isinstance(idf, Mapping) else None
-        if idf_sents is not None:
-            self.compute_idf(idf_sents)
-        self._rescale_with_baseline = bool(rescale_with_baseline)
-        self.baseline_path = baseline_path
-        self.use_custom_baseline = baseline_path is not None
-        self._baseline_repo = (baseline_repo, baseline_revision)
-        self._baseline = self._load_baseline() if rescale_with_baseline else None
+        self._idf_source = ("mapping", mapping_digest(idf)) if isinstance(idf, Mapping) else None
+        if settings.idf_sents is not None:
+            self.compute_idf(list(settings.idf_sents))
+        self._baseline_source: tuple[str, str] | None = None
+        self._baseline = self._load_baseline() if settings.rescale_with_baseline else None
 
     # -- read-only settings, as in bert_score --------------------------------------------------------
-    lang = property(lambda self: self._lang)
-    idf = property(lambda self: self._idf)
-    model_type = property(lambda self: self._model_type)
+    lang = property(lambda self: self.settings.lang)
+    idf = property(lambda self: self.settings.idf)
+    model_type = property(lambda self: self.settings.model_type_or_default)
     num_layers = property(lambda self: self._encoder.num_layers)
-    rescale_with_baseline = property(lambda self: self._rescale_with_baseline)
-    use_fast_tokenizer = property(lambda self: self._use_fast_tokenizer)
+    rescale_with_baseline = property(lambda self: self.settings.rescale_with_baseline)
+    baseline_path = property(lambda self: self.settings.baseline_path)
+    use_custom_baseline = property(lambda self: self.settings.baseline_path is not None)
+    use_fast_tokenizer = property(lambda self: self.settings.use_fast_tokenizer)
     tokenizer = property(lambda self: self._tokenizer)
     max_length = property(lambda self: self._max_length, doc="Longest input in tokens, special tokens included.")
 
@@ -153,17 +187,36 @@ class BERTScorer:
         return self._baseline
 
     @property
-    def hash(self) -> str:
-        """bert-score's hash; a non-default precision or long-input mode is appended so numbers are never confused."""
-        text = get_hash(
-            self.model_type, self.num_layers, bool(self.idf), self.rescale_with_baseline,
-            self.use_custom_baseline, self.use_fast_tokenizer,
+    def signature(self) -> Signature:
+        """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``)."""
+        import transformers
+
+        layer = str(self.num_layers)
+        if self._encoder.layer_from_registry:
+            layer += " (registry)"
+        if self.all_layers:
+            layer += " (all layers returned)"
+        idf = "no" if not self.idf else f"map:{self._idf_source[1]}" if self._idf_source else "yes"
+        if not self.rescale_with_baseline:
+            rescale = "no"
+        else:
+            self.baseline_vals  # the content digest is known once the table is read
+            kind, where, content = self._baseline_source
+            rescale = f"{kind}:{content} ({where})"
+        long_inputs = self.long_inputs
+        if long_inputs == "window" and self._window is not None:
+            long_inputs = f"window(stride={self._window.overlap})"
+        return Signature(
+            model=self.model_type, layer=layer, idf=idf, rescale=rescale, lang=self.lang or "-",
+            tokenizer="fast" if self.use_fast_tokenizer else "slow", long_inputs=long_inputs, dtype=self.dtype,
+            version=__version__, transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
         )
-        if self.dtype != "float32":
-            text += f"_dtype={self.dtype}"
-        if self.long_inputs == "window":
-            text += "_long=window"
-        return text
+
+    @property
+    def hash(self) -> str:
+        """bert-score's hash code, plus a suffix for each number-changing setting bert-score lacks (see
+        :class:`~fastbertscore.Signature`)."""
+        return self.signature.hash
 
     def compute_idf(self, sents: list[str]) -> None:
         """Count document frequencies over ``sents`` (the references) and use them as idf weights."""
@@ -241,7 +294,9 @@ class BERTScorer:
             "window": None if self._window is None else list(astuple(self._window)),
             "versions": [__version__, torch.__version__, transformers.__version__],
         }
-        return DiskCache(root, encoder_fingerprint(self._encoder.module, settings), settings)
+        if "weights" not in self._model_facts:
+            self._model_facts["weights"] = weights_digest(self._encoder.module)
+        return DiskCache(root, encoder_fingerprint(self._model_facts["weights"], settings), settings)
 
     def _budget(self, batch_size: int | None) -> Budget:
         batch_size = check_positive_int(batch_size or self.batch_size, "batch_size")
@@ -263,11 +318,14 @@ class BERTScorer:
         from .store import find_baseline
 
         if self.baseline_path is not None:
-            path, source = self.baseline_path, self.baseline_path
+            path, source, kind = self.baseline_path, self.baseline_path, "custom"
         else:
-            repo_id, revision = self._baseline_repo
-            path, source = find_baseline(self.lang, self.model_type, repo_id=repo_id, revision=revision)
+            path, source = find_baseline(
+                self.lang, self.model_type, repo_id=self.settings.baseline_repo, revision=self.settings.baseline_revision
+            )
+            kind = "baseline"
         table = read_baseline(path)
+        self._baseline_source = (kind, str(source), digest(Path(path).read_bytes()))
         logger.info("rescaling with baseline %s", source)
         return select_layers(table, self.num_layers, self.all_layers, str(source))
 
@@ -291,36 +349,31 @@ def score(
     rescale_with_baseline: bool = False,
     baseline_path: str | None = None,
     use_fast_tokenizer: bool = False,
-    *,
-    baseline_repo: str | None = None,
-    baseline_revision: str | None = None,
-    long_inputs: LongInputs = "truncate",
-    window_stride: int | None = None,
-    dtype: DType = "float32",
-    cache_dir: str | os.PathLike | None = None,
+    **options,
 ):
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
-    With ``idf=True`` the idf weights are counted over the (flattened) references. ``baseline_repo`` and
-    ``baseline_revision`` choose the Hub dataset repo that rescaling baselines come from (default:
-    ``$FASTBERTSCORE_BASELINE_REPO`` or ``fastbertscore/baselines``, at ``main``). ``long_inputs`` decides
-    what happens to texts longer than the model's window: ``"truncate"`` (as bert-score, with a warning),
-    ``"window"`` (scored in full through overlapping windows sharing ``window_stride`` tokens, default a
-    quarter of the window) or ``"error"``. ``dtype="bfloat16"`` (CPU or GPU) or ``"float16"`` (GPU) runs the
-    encoder under autocast, within about 2e-3 of the exact scores: faster only where the hardware has native
-    bf16 (AMX/AVX512-BF16 CPUs, recent GPUs), several times slower on other CPUs. ``dtype="auto"`` picks the
-    fastest precision that holds those bounds on the device (float32 where bf16 is emulated). ``cache_dir`` keeps
-    sentence embeddings on disk, so texts scored again, even by another process, are not embedded again. See
-    :meth:`BERTScorer.score` for shapes; the model stays loaded for the next call with the same settings.
+    ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
+    ``baseline_repo``/``baseline_revision`` (where baselines come from), ``long_inputs``/``window_stride``
+    (texts longer than the model's window: cut as bert-score, scored in full through windows, or an error),
+    ``dtype`` (``"auto"`` picks the fastest precision that holds 2e-3 on the device; bfloat16 is several
+    times slower on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches). With
+    ``idf=True`` the idf weights are counted over the (flattened) references. See :meth:`BERTScorer.score`
+    for shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+
+    Example:
+        >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],
+        ...                 model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> tuple(F.shape), bool(0 < F[0] < 1)
+        ((1,), True)
     """
     pairs = check_pairs(cands, refs)
-    scorer = BERTScorer(
-        model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
-        all_layers=all_layers, idf=idf, device=device, lang=lang, rescale_with_baseline=rescale_with_baseline,
-        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, baseline_repo=baseline_repo,
-        baseline_revision=baseline_revision, long_inputs=long_inputs, window_stride=window_stride, dtype=dtype,
-        cache_dir=cache_dir,
-    )
-    if scorer.idf is True:
-        scorer.compute_idf(pairs.refs)
+    settings = Settings.from_options("score()", dict(
+        model_type=model_type, num_layers=num_layers, idf=idf, device=device, batch_size=batch_size,
+        nthreads=nthreads, all_layers=all_layers, lang=lang, rescale_with_baseline=rescale_with_baseline,
+        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, **options,
+    ))
+    if settings.idf is True and settings.idf_sents is None:
+        settings = settings.replace(idf_sents=pairs.refs)
+    scorer = BERTScorer.from_settings(settings)
     return scorer.score(cands, refs, verbose=verbose, return_hash=return_hash)

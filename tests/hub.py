@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from servers import free_port, wait_for_port
 
 
@@ -19,11 +18,12 @@ def _git(cwd: Path, *args: str) -> None:
                    capture_output=True)
 
 
-def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str]):
-    """Start olah over a one-commit dataset repo holding ``files``; yield its endpoint, stop it afterwards."""
+def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str], repo_type: str = "datasets"):
+    """Start olah over a one-commit repo (a dataset, or ``repo_type="spaces"``) holding ``files``; yield its port,
+    stop it afterwards."""
     if shutil.which("olah-cli") is None:
         pytest.skip("olah is not installed (pip install -r requirements-test.txt)")
-    repo = root / "mirrors" / "datasets" / repo_id
+    repo = root / "mirrors" / repo_type / repo_id
     for relpath, text in files.items():
         (repo / relpath).parent.mkdir(parents=True, exist_ok=True)
         (repo / relpath).write_text(text)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +15,7 @@ import fastbertscore as fb
 from fastbertscore.cli import main, show_main
 
 MINILM = fb.DEFAULT_MODEL
+BASELINE = Path(__file__).resolve().parents[1] / "baselines" / "en" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv"
 
 
 @pytest.fixture()
@@ -129,3 +132,38 @@ def test_env_prints_what_a_bug_report_needs(capsys):
     assert lines["cpu native bf16"] == str(hardware.cpu_native_bf16())
     assert lines["cuda available"] == str(torch.cuda.is_available())
     assert lines["dtype='auto' on cpu"] == ("bfloat16" if hardware.cpu_native_bf16() else "float32")
+
+
+def _run(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _numbers(stdout: str) -> list[list[float]]:
+    """The mean line's P, R, F1 and each seg-level line, as numbers (the hash names differ: ours vs bert-score)."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    head = lines[0].split(" P: ")[1].replace(" R:", "").replace(" F1:", "").split()
+    return [[float(x) for x in head]] + [[float(x) for x in line.split("\t")] for line in lines[1:]]
+
+
+def test_bertscore_takes_bert_score_flags_with_the_same_meaning(files, minilm_path):
+    paths, _, _ = files
+    args = ["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", minilm_path, "-l", "4",
+            "-b", "3", "--nthreads", "2", "--idf", "-s", "--lang", "en", "--rescale_with_baseline",
+            "--baseline_path", str(BASELINE)]
+    theirs = _numbers(_run([shutil.which("bert-score"), *args]))
+    ours = _numbers(_run([sys.executable, "-m", "fastbertscore.cli", *args]))
+    assert len(ours) == len(theirs) == 9  # the mean and 8 pairs
+    assert torch.allclose(torch.tensor(ours), torch.tensor(theirs), atol=1.5e-6, rtol=0)  # printed to 6 decimals
+
+
+def test_bertscore_show_takes_bert_score_show_flags(minilm_path, tmp_path):
+    args = ["-c", "The cat sat on the mat.", "-r", "A cat was sitting on the mat.", "-m", minilm_path, "-l", "4",
+            "--lang", "en", "--rescale_with_baseline", "--baseline_path", str(BASELINE)]
+    _run([shutil.which("bert-score-show"), *args, "-f", str(tmp_path / "theirs.png")])
+    out = _run([sys.executable, "-c", "import sys; from fastbertscore.cli import show_main; sys.exit(show_main())",
+                *args, "-f", str(tmp_path / "ours.png")])
+    for name in ("theirs.png", "ours.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"heatmap: {tmp_path / 'ours.png'}" in out

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 import sacrebleu
+from conftest import HUMAN_TSV
 from scipy import stats
 
 import fastbertscore as fb
 from fastbertscore import metaeval, registry
 from fastbertscore.cli import main
-
-from conftest import HUMAN_TSV
+from fastbertscore.tables import fallback_layer
 
 pytestmark = pytest.mark.skipif(not HUMAN_TSV.exists(), reason="../shared/data/human_judgments_toen.tsv is absent")
 MINILM = fb.DEFAULT_MODEL
@@ -103,5 +103,8 @@ def test_tune_layer_records_a_layer_that_score_then_uses(tiny_model, tmp_path, m
     best = registry.tuned_layer(path)
     assert best is not None and f"recorded layer {best}" in capsys.readouterr().out
     assert (tmp_path / "t.csv").exists() and (tmp_path / "t.png").stat().st_size > 1000
-    _, hashcode = fb.score(["a cat"], ["a dog"], model_type=path, return_hash=True)
-    assert f"_L{best}_" in hashcode
+    # Opt-in: a file in the user's home never changes numbers silently, and when used the signature says so.
+    scorer = fb.BERTScorer(model_type=path, layer_registry=True)
+    assert scorer.num_layers == best and f"layer:{best} (registry)" in str(scorer.signature)
+    assert f"_L{best}_" in scorer.hash
+    assert fb.BERTScorer(model_type=path).num_layers == fallback_layer(4)

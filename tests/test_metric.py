@@ -11,8 +11,7 @@ import datasets
 import evaluate
 import pytest
 
-import fastbertscore.scorer
-from fastbertscore.compute import cached_scorer
+from fastbertscore import Settings, cached_scorer, clear_model_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -68,17 +67,21 @@ def test_bad_inputs_are_rejected_clearly(metric):
         metric.compute(predictions=["a", "b"], references=["a"], model_type=MINILM)
     with pytest.raises(TypeError, match=r"predictions\[1\] is None"):
         metric.compute(predictions=["a", None], references=["a", "b"], model_type=MINILM)
-    with pytest.raises(ValueError, match="Either 'lang'"):
+    with pytest.raises(ValueError, match="give model_type= or lang="):
         metric.compute(predictions=["a"], references=["a"])
 
 
 def test_scorer_is_cached_and_rebuilt_when_results_would_change():
-    first = cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "a dog"])
-    assert cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "a dog"]) is first
-    other_idf = cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "the dog"])
+    settings = Settings(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "a dog"])
+    first = cached_scorer(settings)
+    assert cached_scorer(settings.replace(batch_size=8)) is first  # batch size never changes a number
+    other_idf = cached_scorer(settings.replace(idf_sents=["a cat", "the dog"]))
     assert other_idf is not first
-    assert cached_scorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=["a cat", "the dog"], device="cpu") is not other_idf
-    assert cached_scorer(model_type=MINILM, num_layers=3, idf=False) is not first
+    assert cached_scorer(settings.replace(idf_sents=["a cat", "the dog"], device="cpu")) is not other_idf
+    assert cached_scorer(Settings(model_type=MINILM, num_layers=3)) is not first
+    tokenizer = cached_scorer(settings).tokenizer
+    clear_model_cache()
+    assert cached_scorer(settings).tokenizer is not tokenizer  # cleared: loaded again
 
 
 def test_idf_follows_the_references_of_each_call(metric):
@@ -91,7 +94,7 @@ def test_dataset_map_batched_equals_one_compute(metric, mt_pairs):
     rows = {"candidate": mt_pairs[0][:40], "reference": [[r, c] for r, c in zip(mt_pairs[1][:40], mt_pairs[0][1:41])]}
     dataset = datasets.Dataset.from_dict(rows)
     whole = metric.compute(predictions=rows["candidate"], references=rows["reference"], model_type=MINILM, num_layers=4)
-    loads_before = fastbertscore.scorer._load.cache_info().misses
+    tokenizer = cached_scorer(Settings(model_type=MINILM, num_layers=4)).tokenizer
 
     def score_batch(batch):
         out = metric.compute(predictions=batch["candidate"], references=batch["reference"], model_type=MINILM, num_layers=4)
@@ -101,4 +104,4 @@ def test_dataset_map_batched_equals_one_compute(metric, mt_pairs):
     # Equal up to fp32 rounding: encoder batches are padded differently in 16-row calls (|Δ| ~ 1e-7).
     assert scored["bertscore_f1"] == pytest.approx(whole["f1"], abs=1e-6)
     assert scored["bertscore_precision"] == pytest.approx(whole["precision"], abs=1e-6)
-    assert fastbertscore.scorer._load.cache_info().misses == loads_before  # the model was not loaded again
+    assert cached_scorer(Settings(model_type=MINILM, num_layers=4)).tokenizer is tokenizer  # not loaded again

@@ -31,6 +31,15 @@ def test_bfloat16_error_bounds(mt_pairs):
     assert hashcode.endswith("_dtype=bfloat16")
 
 
+def test_modes_are_named_in_the_hash():
+    assert fb.BERTScorer(model_type=MINILM, long_inputs="window").hash.endswith("_long=window(stride=127)")
+    assert "_dtype" not in fb.BERTScorer(model_type=MINILM).hash
+    with pytest.raises(ValueError, match="dtype='float16' needs a CUDA device"):
+        fb.BERTScorer(model_type=MINILM, dtype="float16", device="cpu")
+    with pytest.raises(ValueError, match="dtype='int4' is not one of float32, bfloat16, float16, auto"):
+        fb.BERTScorer(model_type=MINILM, dtype="int4")
+
+
 def test_auto_resolves_to_what_the_hardware_runs_fast():
     assert hardware.auto_dtype("cpu", cpu_bf16=True) == "bfloat16"
     assert hardware.auto_dtype("cpu", cpu_bf16=False) == "float32"

@@ -1,0 +1,162 @@
+"""One settings type for every entry point: each option, its default, its choices and its help live here once.
+
+``BERTScorer``, ``score``, ``compute`` (and so the evaluate module), ``explain``, the CLIs and the scale-out
+entry points build a :class:`Settings` and hand it to the engine; the CLIs make their flags from its fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, Literal
+
+from .hardware import DTYPE_CHOICES, check_device, resolve_dtype
+from .tables import model_for_lang
+from .validate import LONG_INPUTS, check_idf_sents, check_options, check_positive_int
+
+LongInputs = Literal["truncate", "window", "error"]
+DType = Literal["float32", "bfloat16", "float16", "auto"]
+
+#: Settings that never change a number: they decide speed, memory and where work runs.
+RUN_ONLY = frozenset({"batch_size", "nthreads", "cache_mb", "cache_dir", "device"})
+
+
+def _option(default, *flags: str, help: str, **argparse_kwargs) -> Any:  # noqa: A002 - argparse's own word
+    """A settings field and how the CLIs spell it (no flags: not on the command line)."""
+    return field(default=default, metadata={"flags": flags, "help": help, "argparse": argparse_kwargs})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option that changes a number or a run, checked once, before any model work.
+
+    Field order is ``bert_score.BERTScorer``'s, then our additions. Build variants with :meth:`replace`.
+
+    Raises:
+        TypeError, ValueError: an option of the wrong type or out of range, named with what is allowed.
+    """
+
+    model_type: str | None = _option(
+        None, "-m", "--model", help="model id or folder (default without --lang: the embedded default model)"
+    )
+    num_layers: int | None = _option(None, "-l", "--num_layers", help="layer to use (default: the model's tuned layer)", type=int)
+    batch_size: int = _option(64, "-b", "--batch_size", help="sentences per encoder batch at most", type=int)
+    nthreads: int = _option(4, "--nthreads", help="accepted for compatibility (tokenizing is already parallel)", type=int)
+    all_layers: bool = _option(False, help="score with every layer: (L + 1, N) tensors")
+    idf: bool | Mapping[int, float] = _option(
+        False, "--idf", help="weight tokens by idf over the references (in Python also a {token_id: weight} mapping)"
+    )
+    idf_sents: tuple[str, ...] | None = _option(None, help="sentences to count idf over (default: the references)")
+    device: str | None = _option(None, "--device", help="cpu, cuda, cuda:1, mps (default: cuda when available)")
+    lang: str | None = _option(None, "--lang", help="language code (en, zh, de, ...): picks the default model and baseline")
+    rescale_with_baseline: bool = _option(False, "--rescale_with_baseline", help="rescale with the baseline of the model")
+    baseline_path: str | None = _option(None, "--baseline_path", help="a LAYER,P,R,F baseline file of your own")
+    use_fast_tokenizer: bool = _option(False, "--use_fast_tokenizer", help="ask for the fast tokenizer (opt-in)")
+    baseline_repo: str | None = _option(
+        None, "--baseline_repo", help="Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)"
+    )
+    baseline_revision: str | None = _option(None, "--baseline_revision", help="its branch, tag or commit (default: main)")
+    long_inputs: LongInputs = _option(
+        "truncate", "--long_inputs", choices=LONG_INPUTS,
+        help="texts longer than the model's window: cut as bert-score (default), score through sliding windows, or fail",
+    )
+    window_stride: int | None = _option(
+        None, "--window_stride", type=int, help="tokens neighbouring windows share (default: a quarter of the window)"
+    )
+    dtype: DType = _option(
+        "float32", "--dtype", choices=DTYPE_CHOICES,
+        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and faster only with "
+        "native hardware support; auto picks the fastest that holds on the device",
+    )
+    cache_mb: int = _option(0, "--cache_mb", type=int, help="keep up to this many MB of sentence embeddings in memory")
+    cache_dir: str | os.PathLike | None = _option(
+        None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"
+    )
+    layer_registry: bool = _option(
+        False, "--layer_registry",
+        help="for a model without a published layer, use the one recorded by `bertscore tune-layer --record`",
+    )
+
+    def __post_init__(self):
+        check_options(
+            model_type=self.model_type, lang=self.lang, rescale_with_baseline=self.rescale_with_baseline,
+            baseline_path=self.baseline_path, dtype=self.dtype, long_inputs=self.long_inputs,
+            window_stride=self.window_stride, cache_mb=self.cache_mb, cache_dir=self.cache_dir,
+            device=self.resolved_device,
+        )
+        check_positive_int(self.batch_size, "batch_size")
+        if not isinstance(self.idf, (bool, Mapping)):
+            raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
+        if self.idf_sents is not None:
+            object.__setattr__(self, "idf_sents", tuple(check_idf_sents(self.idf_sents)))
+
+    @property
+    def resolved_device(self) -> str:
+        """``device``, or cuda when available else cpu; a ``ValueError`` naming what exists if it is not there."""
+        return check_device(self.device)
+
+    @property
+    def resolved_dtype(self) -> str:
+        """``dtype`` with "auto" resolved for the device: what the encoder runs in and the hash names."""
+        return resolve_dtype(self.dtype, self.resolved_device)
+
+    @property
+    def model_type_or_default(self) -> str:
+        """``model_type``, or the default model of ``lang``."""
+        return self.model_type if self.model_type is not None else model_for_lang(self.lang)
+
+    def replace(self, **changes) -> Settings:
+        return replace(self, **changes)
+
+    def numbers_key(self) -> tuple:
+        """What a scorer built from these settings depends on; equal keys give equal scorers."""
+        out = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Mapping):
+                value = tuple(sorted(value.items()))
+            out.append((f.name, str(value) if isinstance(value, os.PathLike) else value))
+        return tuple(out)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_options(cls, where: str, options: Mapping[str, Any]) -> Settings:
+        """Settings from keyword options; an unknown one is a ``TypeError`` that names it and ``where``."""
+        unknown = [name for name in options if name not in cls.names()]
+        if unknown:
+            raise TypeError(
+                f"{where} got an unexpected keyword argument {unknown[0]!r}; the options are: {', '.join(cls.names())}"
+            )
+        return cls(**options)
+
+
+def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
+    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`."""
+    for f in fields(Settings):
+        flags = f.metadata["flags"]
+        if not flags or f.name in exclude:
+            continue
+        extra = dict(f.metadata["argparse"])
+        if f.default is False:
+            extra["action"] = "store_true"
+        parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
+
+
+def from_arguments(args: argparse.Namespace, **overrides) -> Settings:
+    """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
+    given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
+    return Settings(**{**given, **overrides})
+
+
+def keyword_parameters() -> list[inspect.Parameter]:
+    """The settings as keyword parameters, for front doors whose signature must be explicit (evaluate's ``_compute``)."""
+    return [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default)
+        for f in fields(Settings)
+    ]

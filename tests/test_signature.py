@@ -1,0 +1,76 @@
+"""The signature and hash: pinned strings, and settings that give different numbers never share a hash."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+import fastbertscore as fb
+
+MINILM = fb.DEFAULT_MODEL
+VERSION = f"version=fastbertscore-{fb.__version__}(hug_trans={transformers.__version__})"
+# sha256 of baselines/en/sentence-transformers/all-MiniLM-L6-v2.tsv, first 8 hex digits: a new table is a new hash.
+SHIPPED_BASELINE = "d8a9139c"
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, f"{MINILM}_L3_no-idf_{VERSION}"),
+        ({"num_layers": 5, "use_fast_tokenizer": True}, f"{MINILM}_L5_no-idf_{VERSION}_fast-tokenizer"),
+        ({"lang": "en", "rescale_with_baseline": True}, f"{MINILM}_L3_no-idf_{VERSION}-rescaled_baseline={SHIPPED_BASELINE}"),
+        ({"long_inputs": "window", "window_stride": 64, "dtype": "bfloat16"},
+         f"{MINILM}_L3_no-idf_{VERSION}_long=window(stride=64)_dtype=bfloat16"),
+        ({"idf": {7592: 2.0, 2045: 1.0}}, f"{MINILM}_L3_idf_{VERSION}_idf=map:3e1a7d73"),
+    ],
+)
+def test_pinned_hash_strings(options, expected):
+    scorer = fb.BERTScorer(model_type=MINILM, **options)
+    assert scorer.hash == expected
+    assert scorer.signature.hash == expected
+
+
+def test_pinned_long_and_short_signature():
+    signature = fb.BERTScorer(model_type=MINILM, lang="en", long_inputs="error").signature
+    torch_version = torch.__version__.split("+")[0]
+    assert str(signature).startswith(
+        f"model:{MINILM}|layer:3|idf:no|rescale:no|lang:en|tokenizer:slow|long_inputs:error|dtype:float32|"
+        f"version:{fb.__version__}|transformers:{transformers.__version__}|torch:{torch_version}"
+    )
+    assert signature.short() == (
+        f"m:{MINILM}|l:3|idf:no|r:no|lang:en|tok:slow|long:error|dtype:float32|v:{fb.__version__}|"
+        f"hf:{transformers.__version__}|pt:{torch_version}"
+    )
+
+
+def test_the_exported_get_hash_agrees_with_the_scorer():
+    scorer = fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=32, dtype="bfloat16")
+    assert scorer.hash == fb.get_hash(MINILM, 3, False, False, False, False, long_inputs="window(stride=32)", dtype="bfloat16")
+
+
+def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
+    shipped = fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True).baseline_path
+    table = "LAYER,P,R,F\n" + "".join(f"{layer},0.3,0.3,0.3\n" for layer in range(7))
+    (tmp_path / "a.csv").write_text(table)
+    (tmp_path / "b.csv").write_text(table.replace("0.3,0.3,0.3", "0.31,0.3,0.3"))
+    variants = {
+        "plain": {},
+        "stride 32": {"long_inputs": "window", "window_stride": 32},
+        "stride 64": {"long_inputs": "window", "window_stride": 64},
+        "error mode": {"long_inputs": "error"},
+        "bfloat16": {"dtype": "bfloat16"},
+        "idf map a": {"idf": {7592: 2.0}},
+        "idf map b": {"idf": {7592: 3.0}},
+        "baseline a": {"rescale_with_baseline": True, "baseline_path": str(tmp_path / "a.csv")},
+        "baseline b": {"rescale_with_baseline": True, "baseline_path": str(tmp_path / "b.csv")},
+        "shipped baseline": {"lang": "en", "rescale_with_baseline": True},
+    }
+    hashes = {name: fb.BERTScorer(model_type=MINILM, **options).hash for name, options in variants.items()}
+    assert len(set(hashes.values())) == len(variants), hashes
+    assert shipped is None  # the shipped table is found by lang; only a custom file sets baseline_path
+    # And they really do give different numbers where the texts make it visible.
+    cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
+    a = fb.BERTScorer(model_type=MINILM, **variants["baseline a"]).score(cands, refs)[0]
+    b = fb.BERTScorer(model_type=MINILM, **variants["baseline b"]).score(cands, refs)[0]
+    assert not torch.allclose(a, b)
