@@ -8,7 +8,8 @@ from .hardware import auto_dtype
 from .hashing import get_hash
 from .io import pairs_from_rows, read_rows
 from .result import ScoreResult
-from .scorer import BERTScorer, cached_scorer, clear_model_cache, score
+from .matrix import MBRResult
+from .scorer import BERTScorer, cached_scorer, clear_model_cache, mbr, pairwise, score
 from .settings import Settings
 from .signature import Signature
 from .tables import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
@@ -20,6 +21,9 @@ lang2model = LANG2MODEL
 
 __all__ = [
     "BERTScorer",
+    "MBRResult",
+    "mbr",
+    "pairwise",
     "Settings",
     "Signature",
     "auto_dtype",

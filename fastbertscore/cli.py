@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import re
 import sys
 from pathlib import Path
@@ -28,9 +29,9 @@ class InputError(ValueError):
     """Bad command-line input; reported in one line with exit code 2."""
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, taken: tuple[str, ...] = ()) -> None:
     """The settings' flags (names, defaults, choices and help from :class:`~fastbertscore.Settings`) and -v."""
-    add_arguments(parser)
+    add_arguments(parser, taken=taken)
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
@@ -133,11 +134,99 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["env"]:
         return _env(argv[1:])
+    if argv[:1] == ["pairwise"]:
+        return guarded("bertscore pairwise", _pairwise, _parse_pairwise_args(argv[1:]))
+    if argv[:1] == ["mbr"]:
+        return guarded("bertscore mbr", _mbr, _parse_mbr_args(argv[1:]))
     if argv[:1] and argv[0] in ("correlate", "tune-layer"):
         from .cli_metaeval import main as metaeval_main
 
         return metaeval_main(argv)
     return guarded("bertscore", _run, _parse_score_args(argv))
+
+
+def _parse_pairwise_args(argv):
+    parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
+    parser.add_argument("-a", required=True, type=Path, help="candidate texts, one per line (the matrix's rows)")
+    parser.add_argument("-b", type=Path, help="reference texts, one per line (columns; default: the same as -a)")
+    parser.add_argument("-o", "--out", required=True, type=Path, help="matrix file: .tsv (rows of numbers) or .npy")
+    parser.add_argument("--score", choices=("f1", "precision", "recall"), default="f1", help="which matrix to write")
+    _common(parser, taken=("-b",))
+    return parser.parse_args(argv)
+
+
+def _lines(path: Path, flag: str) -> list[str]:
+    if not path.is_file():
+        raise InputError(f"{flag} {path}: file not found")
+    try:
+        return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read {path}: {error}") from None
+
+
+def _pairwise(args) -> int:
+    from .scorer import BERTScorer
+
+    if args.out.suffix.lower() not in (".tsv", ".npy"):
+        raise InputError(f"--out must end in .tsv or .npy, got {args.out.name}")
+    texts_a = _lines(args.a, "-a")
+    texts_b = None if args.b is None else _lines(args.b, "-b")
+    settings = _settings(args, "bertscore pairwise")
+    if settings.idf is True:
+        settings = settings.replace(idf_sents=texts_a if texts_b is None else texts_b)
+    scorer = BERTScorer.from_settings(settings)
+    P, R, F = scorer.pairwise(texts_a, texts_b, verbose=args.verbose or len(texts_a) >= 200)
+    matrix = {"precision": P, "recall": R, "f1": F}[args.score]
+    if args.out.suffix.lower() == ".npy":
+        import numpy as np
+
+        np.save(args.out, matrix.numpy())
+    else:
+        args.out.write_text("".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()), encoding="utf-8")
+    print(f"{scorer.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
+    return 0
+
+
+def _parse_mbr_args(argv):
+    parser = argparse.ArgumentParser(prog="bertscore mbr", description="Minimum-Bayes-risk selection with BERTScore.")
+    parser.add_argument("samples", type=Path, help="JSON lines: one list of sample texts per input")
+    parser.add_argument("-o", "--out", required=True, type=Path, help="JSON lines: index, chosen text, utilities")
+    parser.add_argument("--references", type=Path, help="JSON lines of pseudo-references, one list per input")
+    parser.add_argument("--utility", choices=("f1", "precision", "recall"), default="f1")
+    _common(parser)
+    return parser.parse_args(argv)
+
+
+def _json_lines(path: Path, flag: str) -> list:
+    rows = []
+    for number, line in enumerate(_lines(path, flag), start=1):
+        if not line:
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError as error:
+            raise InputError(f"{path} line {number}: not JSON ({error})") from None
+    return rows
+
+
+def _mbr(args) -> int:
+    from .scorer import BERTScorer
+
+    from .matrix import check_groups
+
+    samples = check_groups(_json_lines(args.samples, "samples"), "samples")  # before any model work
+    references = None if args.references is None else check_groups(_json_lines(args.references, "--references"), "references")
+    settings = _settings(args, "bertscore mbr")
+    if settings.idf is True:
+        settings = settings.replace(idf_sents=[t for group in (references or samples) for t in group])
+    scorer = BERTScorer.from_settings(settings)
+    result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
+    with args.out.open("w", encoding="utf-8") as out:
+        for group, index, utilities in zip(samples, result.index, result.utilities):
+            values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
+            out.write(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
+    print(f"{scorer.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")
+    return 0
 
 
 def _env(argv: list[str]) -> int:

@@ -273,6 +273,27 @@ class BERTScorer:
         rescaled = split_prf(rescale(raw, self.baseline_vals)) if self.rescale_with_baseline else None
         return ScoreResult(split_prf(raw), rescaled, None if best is None else split_prf(best), self.hash)
 
+    def pairwise(self, texts_a, texts_b=None, *, verbose: bool = False):
+        """All-vs-all BERTScore: ``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers), where ``[i, j]``
+        scores ``texts_a[i]`` as the candidate against ``texts_b[j]`` as the reference (``texts_b=None``: against
+        ``texts_a`` itself). Equal to :meth:`score` on every pair; each distinct text is embedded once.
+
+        Example:
+            >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")
+            >>> P, R, F = scorer.pairwise(["a cat sat", "it rains", "the cat sat"])
+            >>> tuple(F.shape), bool(F[0, 2] > F[0, 1])
+            ((3, 3), True)
+        """
+        from .matrix import pairwise_scores
+
+        return pairwise_scores(self, texts_a, texts_b, verbose=verbose)
+
+    def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False):
+        """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
+        from .matrix import mbr_select
+
+        return mbr_select(self, samples, references, utility=utility, verbose=verbose)
+
     def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
         budget = self._budget(None)
@@ -377,3 +398,54 @@ def score(
         settings = settings.replace(idf_sents=pairs.refs)
     scorer = BERTScorer.from_settings(settings)
     return scorer.score(cands, refs, verbose=verbose, return_hash=return_hash)
+
+
+def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
+    """All-vs-all BERTScore matrices: ``(P, R, F)``, each ``(N, M)``; ``[i, j]`` scores ``texts_a[i]`` (candidate)
+    against ``texts_b[j]`` (reference), ``texts_b=None`` meaning ``texts_a`` against itself.
+
+    ``options`` are the fields of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over
+    the references (``texts_b``, or ``texts_a`` for all-vs-all). Each distinct text is embedded once and the
+    similarities come from blocked matrix products; every entry equals ``score([texts_a[i]], [texts_b[j]])``.
+
+    Example:
+        >>> P, R, F = pairwise(["a cat sat", "it rains"], ["the cat sat", "rain falls", "a dog ran"],
+        ...                    model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> tuple(F.shape)
+        (2, 3)
+    """
+    settings = Settings.from_options("pairwise()", options)
+    references = check_texts(texts_a, "texts_a") if texts_b is None else check_texts(texts_b, "texts_b")
+    check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
+    if settings.idf is True and settings.idf_sents is None:
+        settings = settings.replace(idf_sents=references)
+    return cached_scorer(settings).pairwise(texts_a, texts_b, verbose=verbose)
+
+
+def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
+    """Minimum-Bayes-risk selection with BERTScore as the utility.
+
+    ``samples`` is a list of groups (one list of K outputs per input; K may differ). For each group, every sample
+    is scored as the candidate against the group's other samples (or against ``references[g]``, pseudo-references
+    from another sampler, when given), its utility is the mean ``utility`` (``"f1"``, ``"precision"`` or
+    ``"recall"``), and the sample with the highest one is chosen. Returns a
+    :class:`~fastbertscore.MBRResult` (``index``, ``utilities``, ``chosen(samples)``). ``options`` are the fields
+    of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over all pseudo-references.
+
+    Raises:
+        TypeError, ValueError: a group that is not a list of strings or is empty, named with its index.
+
+    Example:
+        >>> picks = mbr([["the cat sat on the mat", "a cat sat on the mat", "dogs bark"]],
+        ...             model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> picks.index[0] in (0, 1), len(picks.utilities[0])
+        (True, 3)
+    """
+    from .matrix import check_groups
+
+    settings = Settings.from_options("mbr()", options)
+    groups = check_groups(samples, "samples")  # bad input fails here, before any model work
+    pool = groups if references is None else check_groups(references, "references")
+    if settings.idf is True and settings.idf_sents is None:
+        settings = settings.replace(idf_sents=[text for group in pool for text in group])
+    return cached_scorer(settings).mbr(samples, references, utility=utility, verbose=verbose)

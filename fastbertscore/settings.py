@@ -136,10 +136,14 @@ class Settings:
         return cls(**options)
 
 
-def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
-    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`."""
+def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:
+    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`.
+
+    ``exclude`` leaves settings out; ``taken`` are option strings the command uses for itself (``-b``), dropped
+    from the settings' spellings (``--batch_size`` stays).
+    """
     for f in fields(Settings):
-        flags = f.metadata["flags"]
+        flags = [flag for flag in f.metadata["flags"] if flag not in taken]
         if not flags or f.name in exclude:
             continue
         extra = dict(f.metadata["argparse"])
