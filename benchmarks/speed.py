@@ -177,17 +177,23 @@ def child(contender: str, name: str, out: str) -> None:
 
 
 # -- parent: rounds, comparison, table --------------------------------------------------------------------------
-def measure(name: str, rounds: int) -> list[dict]:
-    n_pairs = sum(len(c) for c, _ in workload(name))
-    results: dict[str, list[dict]] = {c: [] for c in CONTENDERS[name]}
+def alternate(script: str, contenders: list[str], name: str, rounds: int) -> dict[str, list[dict]]:
+    """Each (round, contender) in a fresh child process of ``script`` (``--child``); rounds alternate the
+    contenders so that machine noise spreads over all of them. Returns each contender's child reports."""
+    results: dict[str, list[dict]] = {c: [] for c in contenders}
     for _ in range(rounds):
-        for contender in CONTENDERS[name]:
+        for contender in contenders:
             with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
-                cmd = [sys.executable, __file__, "--child", contender, "--workloads", name, "--out", tmp.name]
+                cmd = [sys.executable, script, "--child", contender, "--workloads", name, "--out", tmp.name]
                 subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stderr=subprocess.DEVNULL)
                 results[contender].append(json.loads(Path(tmp.name).read_text()))
             print(f"{name} {contender}: {results[contender][-1]['seconds']:.2f} s", flush=True)
-    return _summarise(name, n_pairs, results)
+    return results
+
+
+def measure(name: str, rounds: int) -> list[dict]:
+    n_pairs = sum(len(c) for c, _ in workload(name))
+    return _summarise(name, n_pairs, alternate(__file__, CONTENDERS[name], name, rounds))
 
 
 def _summarise(name, n_pairs, results):
