@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import platform
 import statistics
@@ -60,20 +61,23 @@ def build_model(name: str, root: Path) -> Path:
     texts = [r["reference"] for r in _rows()] + [r["candidate"] for r in _rows()]
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(texts, vocab_size=8000, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-    bpe.save_model(str(folder))
-    common = dict(vocab_size=bpe.get_vocab_size(), hidden_size=shape["width"], num_hidden_layers=shape["layers"],
-                  num_attention_heads=shape["heads"], intermediate_size=4 * shape["width"], pad_token_id=1,
-                  bos_token_id=0, eos_token_id=2)
+    trained = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    tokenizer_class = transformers.RobertaTokenizer if shape["kind"] == "roberta" else transformers.DebertaTokenizer
+    tokenizer = tokenizer_class(vocab=trained["vocab"], merges=merges, add_prefix_space=True, model_max_length=512)
+    if len(tokenizer("The cat sat on the mat.")["input_ids"]) < 4:
+        raise RuntimeError(f"the trained tokenizer of {name} produced no content tokens")
+    # DeBERTa's tokenizer appends its own [CLS]/[SEP]/[PAD]... ids past the trained vocabulary.
+    common = dict(vocab_size=len(tokenizer), hidden_size=shape["width"], num_hidden_layers=shape["layers"],
+                  num_attention_heads=shape["heads"], intermediate_size=4 * shape["width"],
+                  pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.cls_token_id,
+                  eos_token_id=tokenizer.sep_token_id)
     if shape["kind"] == "roberta":
         config = transformers.RobertaConfig(max_position_embeddings=514, type_vocab_size=1, **common)
-        tokenizer = transformers.RobertaTokenizerFast(vocab_file=str(folder / "vocab.json"),
-                                                      merges_file=str(folder / "merges.txt"), model_max_length=512)
     else:
         config = transformers.DebertaConfig(max_position_embeddings=512, relative_attention=True,
                                             pos_att_type=["c2p", "p2c"], max_relative_positions=-1,
                                             position_biased_input=False, type_vocab_size=0, **common)
-        tokenizer = transformers.DebertaTokenizerFast(vocab_file=str(folder / "vocab.json"),
-                                                      merges_file=str(folder / "merges.txt"), model_max_length=512)
     torch.manual_seed(0)
     transformers.AutoModel.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
