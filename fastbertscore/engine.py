@@ -90,7 +90,7 @@ def score_pairs(
         warn_truncated(len(tok.truncated), len(tok.ids), max_length)
     elif max_length is not None:
         _check_long(tok, texts, max_length, long_inputs)
-    sent_weights = _all_weights(tok, weights, texts)
+    sent_weights = text_weights(tok, weights, texts.first_use)
     _warn_empty(tok, texts)
 
     n_layers = encoder.depth + 1 if encoder.all_layers else 1
@@ -101,7 +101,7 @@ def score_pairs(
     n_live = len({u for i in live for u in (texts.cand[i], texts.ref[i])})
     with torch.inference_mode(), tqdm(total=n_live, desc="embedding", unit="sent", disable=not verbose) as bar:
         for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):
-            emb = _embed_cached(
+            emb = embed_cached(
                 cache, encoder, tok.ids, wanted, pad_id=pad_id, batch_size=budget.batch_size,
                 max_tokens=budget.max_tokens, progress=bar, window=window,
             )
@@ -114,7 +114,9 @@ def score_pairs(
     return out if encoder.all_layers else out[0]
 
 
-def _embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress, **kwargs) -> dict[int, torch.Tensor]:
+def embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress, **kwargs) -> dict[int, torch.Tensor]:
+    """:func:`~fastbertscore.embed.embed` for the texts ``wanted``, taking those the cache holds from it and
+    putting the rest in."""
     if cache is None:
         return embed(encoder, ids, wanted, progress=progress, **kwargs)
     found = {u: cache.get(ids[u]) for u in wanted}
@@ -144,7 +146,9 @@ def _input_position(texts: _Texts, u: int) -> int:
     return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref)) if u in (c, r)), default=0)
 
 
-def _all_weights(tok: Tokenized, weights: Weights, texts: _Texts) -> list[torch.Tensor]:
+def text_weights(tok: Tokenized, weights: Weights, label) -> list[torch.Tensor]:
+    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
+    ``ValueError`` naming the text as ``label(u)`` gives it."""
     out = []
     for u, ids in enumerate(tok.ids):
         if tok.is_empty(u):
@@ -153,7 +157,7 @@ def _all_weights(tok: Tokenized, weights: Weights, texts: _Texts) -> list[torch.
         try:
             out.append(sentence_weights(ids, weights.table, weights.fallback))
         except ValueError as error:
-            raise ValueError(f"{texts.first_use(u)}: {error}") from None
+            raise ValueError(f"{label(u)}: {error}") from None
     return out
 
 

@@ -19,8 +19,7 @@ from tqdm.auto import tqdm
 
 from .baselines import rescale
 from .embed import pad_id_of
-from .engine import _embed_cached
-from .idf import sentence_weights
+from .engine import Weights, embed_cached, text_weights
 from .tokenize import tokenize, warn_truncated
 from .validate import check_texts
 
@@ -63,21 +62,12 @@ def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = 
     empty = [tok.is_empty(k) for k in range(len(texts))]
     if any(empty):
         logger.warning("%d empty text(s) (first: %s): their P, R and F are set to 0", sum(empty), labels[empty.index(True)])
-    table, fallback = scorer._weight_table(), scorer._plain
-    weights = []
-    for k, ids in enumerate(tok.ids):
-        if empty[k]:
-            weights.append(torch.zeros(len(ids)))
-            continue
-        try:
-            w = sentence_weights(ids, table, fallback)
-        except ValueError as error:
-            raise ValueError(f"{labels[k]}: {error}") from None
-        weights.append(w / w.sum())
+    raw = text_weights(tok, Weights(scorer._weight_table(), scorer._plain), labels.__getitem__)
+    weights = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
     wanted = [k for k in range(len(texts)) if not empty[k]]
     budget = scorer._budget(None)
     with torch.inference_mode(), tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar:
-        found = _embed_cached(
+        found = embed_cached(
             scorer.cache, encoder, tok.ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=budget.batch_size,
             max_tokens=budget.max_tokens, progress=bar, window=scorer._active_window,
         )

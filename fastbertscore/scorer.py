@@ -415,8 +415,8 @@ def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
         (2, 3)
     """
     settings = Settings.from_options("pairwise()", options)
-    references = check_texts(texts_a, "texts_a") if texts_b is None else check_texts(texts_b, "texts_b")
-    check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
+    candidates = check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
+    references = candidates if texts_b is None else check_texts(texts_b, "texts_b")
     if settings.idf is True and settings.idf_sents is None:
         settings = settings.replace(idf_sents=references)
     return cached_scorer(settings).pairwise(texts_a, texts_b, verbose=verbose)
