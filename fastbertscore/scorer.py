@@ -66,7 +66,7 @@ def clear_model_cache() -> None:
 
 def cached_scorer(settings: Settings) -> BERTScorer:
     """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes."""
-    key = settings.replace(batch_size=64, nthreads=4).numbers_key()
+    key = settings.numbers_key(ignore=("batch_size", "nthreads"))  # score() takes the batch size per call
     with _lock:
         scorer = _scorers.get(key)
     if scorer is None:

@@ -20,10 +20,6 @@ from .validate import LONG_INPUTS, check_idf_sents, check_options, check_positiv
 LongInputs = Literal["truncate", "window", "error"]
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 
-#: Settings that never change a number: they decide speed, memory and where work runs.
-RUN_ONLY = frozenset({"batch_size", "nthreads", "cache_mb", "cache_dir", "device"})
-
-
 def _option(default, *flags: str, help: str, **argparse_kwargs) -> Any:  # noqa: A002 - argparse's own word
     """A settings field and how the CLIs spell it (no flags: not on the command line)."""
     return field(default=default, metadata={"flags": flags, "help": help, "argparse": argparse_kwargs})
@@ -111,10 +107,12 @@ class Settings:
     def replace(self, **changes) -> Settings:
         return replace(self, **changes)
 
-    def numbers_key(self) -> tuple:
-        """What a scorer built from these settings depends on; equal keys give equal scorers."""
+    def numbers_key(self, ignore: tuple[str, ...] = ()) -> tuple:
+        """What a scorer built from these settings depends on (less ``ignore``); equal keys, equal scorers."""
         out = []
         for f in fields(self):
+            if f.name in ignore:
+                continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
                 value = tuple(sorted(value.items()))
