@@ -93,10 +93,7 @@ def _run(args) -> int:
     from .scorer import BERTScorer
 
     cands, refs = _read_inputs(args)
-    settings = _settings(args, "bertscore")
-    if settings.idf is True:
-        settings = settings.replace(idf_sents=[r for group in refs for r in ([group] if isinstance(group, str) else group)])
-    scorer = BERTScorer.from_settings(settings)
+    scorer = BERTScorer.from_settings(_settings(args, "bertscore").idf_over(refs))
     P, R, F = scorer.score(cands, refs, verbose=args.verbose or len(cands) >= 1000)
     hashcode = scorer.hash
     mean = [float(x.mean()) for x in (P, R, F)]
@@ -171,9 +168,7 @@ def _pairwise(args) -> int:
         raise InputError(f"--out must end in .tsv or .npy, got {args.out.name}")
     texts_a = _lines(args.a, "-a")
     texts_b = None if args.b is None else _lines(args.b, "-b")
-    settings = _settings(args, "bertscore pairwise")
-    if settings.idf is True:
-        settings = settings.replace(idf_sents=texts_a if texts_b is None else texts_b)
+    settings = _settings(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)
     scorer = BERTScorer.from_settings(settings)
     P, R, F = scorer.pairwise(texts_a, texts_b, verbose=args.verbose or len(texts_a) >= 200)
     matrix = {"precision": P, "recall": R, "f1": F}[args.score]
@@ -216,10 +211,7 @@ def _mbr(args) -> int:
 
     samples = check_groups(_json_lines(args.samples, "samples"), "samples")  # before any model work
     references = None if args.references is None else check_groups(_json_lines(args.references, "--references"), "references")
-    settings = _settings(args, "bertscore mbr")
-    if settings.idf is True:
-        settings = settings.replace(idf_sents=[t for group in (references or samples) for t in group])
-    scorer = BERTScorer.from_settings(settings)
+    scorer = BERTScorer.from_settings(_settings(args, "bertscore mbr").idf_over(references or samples))
     result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
     with args.out.open("w", encoding="utf-8") as out:
         for group, index, utilities in zip(samples, result.index, result.utilities):

@@ -49,7 +49,7 @@ def _run(args) -> int:
         limit=args.limit,
     )
     settings = from_arguments(args, model_type=args.model, all_layers=True)
-    scorer = BERTScorer.from_settings(settings.replace(idf_sents=data.refs) if settings.idf else settings)
+    scorer = BERTScorer.from_settings(settings.idf_over(data.refs))
     report = metaeval.meta_evaluate(scorer, data, bootstrap=args.bootstrap, seed=args.seed, surface=not args.no_surface)
     table = metaeval.markdown(report)
     print(table)

@@ -22,8 +22,6 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     """
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
     settings = Settings.from_options("compute()", options)
-    if settings.idf is True and settings.idf_sents is None:
-        settings = settings.replace(idf_sents=pairs.refs)
-    scorer = cached_scorer(settings)
+    scorer = cached_scorer(settings.idf_over(pairs.refs))
     result = scorer.score_result(predictions, references, verbose=verbose, batch_size=settings.batch_size)
     return result.to_dict()

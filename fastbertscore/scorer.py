@@ -394,9 +394,7 @@ def score(
         nthreads=nthreads, all_layers=all_layers, lang=lang, rescale_with_baseline=rescale_with_baseline,
         baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, **options,
     ))
-    if settings.idf is True and settings.idf_sents is None:
-        settings = settings.replace(idf_sents=pairs.refs)
-    scorer = BERTScorer.from_settings(settings)
+    scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
     return scorer.score(cands, refs, verbose=verbose, return_hash=return_hash)
 
 
@@ -417,9 +415,7 @@ def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
     settings = Settings.from_options("pairwise()", options)
     candidates = check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
     references = candidates if texts_b is None else check_texts(texts_b, "texts_b")
-    if settings.idf is True and settings.idf_sents is None:
-        settings = settings.replace(idf_sents=references)
-    return cached_scorer(settings).pairwise(texts_a, texts_b, verbose=verbose)
+    return cached_scorer(settings.idf_over(references)).pairwise(texts_a, texts_b, verbose=verbose)
 
 
 def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
@@ -446,6 +442,4 @@ def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False,
     settings = Settings.from_options("mbr()", options)
     groups = check_groups(samples, "samples")  # bad input fails here, before any model work
     pool = groups if references is None else check_groups(references, "references")
-    if settings.idf is True and settings.idf_sents is None:
-        settings = settings.replace(idf_sents=[text for group in pool for text in group])
-    return cached_scorer(settings).mbr(samples, references, utility=utility, verbose=verbose)
+    return cached_scorer(settings.idf_over(pool)).mbr(samples, references, utility=utility, verbose=verbose)

@@ -104,6 +104,13 @@ class Settings:
         """``model_type``, or the default model of ``lang``."""
         return self.model_type if self.model_type is not None else model_for_lang(self.lang)
 
+    def idf_over(self, references) -> Settings:
+        """With ``idf=True`` and no ``idf_sents``: these settings with idf counted over ``references`` (strings,
+        or lists of strings, flattened), as ``score`` counts it over the references; otherwise unchanged."""
+        if self.idf is not True or self.idf_sents is not None:
+            return self
+        return self.replace(idf_sents=[t for item in references for t in ([item] if isinstance(item, str) else item)])
+
     def replace(self, **changes) -> Settings:
         return replace(self, **changes)
 
