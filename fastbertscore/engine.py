@@ -89,7 +89,7 @@ def score_pairs(
     if long_inputs == "truncate":
         warn_truncated(len(tok.truncated), len(tok.ids), max_length)
     elif max_length is not None:
-        _check_long(tok, texts, max_length, long_inputs)
+        check_long(tok, max_length, long_inputs, texts.first_use, lambda u: _input_position(texts, u))
     sent_weights = text_weights(tok, weights, texts.first_use)
     _warn_empty(tok, texts)
 
@@ -129,12 +129,14 @@ def embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress
     return {**{u: e for u, e in found.items() if e is not None}, **fresh}
 
 
-def _check_long(tok: Tokenized, texts: _Texts, max_length: int, long_inputs: str) -> None:
+def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:
+    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
+    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
     long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
     if long and long_inputs == "error":
-        first = min(long, key=lambda u: _input_position(texts, u))
+        first = min(long, key=position) if position else long[0]
         raise ValueError(
-            f"{texts.first_use(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
+            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
             "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
         )
     if long:

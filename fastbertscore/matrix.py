@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from .baselines import rescale
 from .embed import pad_id_of
-from .engine import Weights, embed_cached, text_weights
+from .engine import Weights, check_long, embed_cached, text_weights
 from .tokenize import tokenize, warn_truncated
 from .validate import check_texts
 
@@ -51,17 +51,12 @@ def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = 
     max_length = scorer.max_length
     if scorer.long_inputs == "truncate":
         warn_truncated(len(tok.truncated), len(tok.ids), max_length)
-    elif scorer.long_inputs == "error" and max_length is not None:
-        long = [k for k, ids in enumerate(tok.ids) if len(ids) > max_length]
-        if long:
-            k = long[0]
-            raise ValueError(
-                f"{labels[k]} has {len(tok.ids[k])} tokens, more than the model's {max_length}; pass "
-                "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
-            )
+    elif max_length is not None:
+        check_long(tok, max_length, scorer.long_inputs, labels.__getitem__)  # texts are in input order
     empty = [tok.is_empty(k) for k in range(len(texts))]
     if any(empty):
-        logger.warning("%d empty text(s) (first: %s): their P, R and F are set to 0", sum(empty), labels[empty.index(True)])
+        first = labels[empty.index(True)]
+        logger.warning("%d empty text(s) (first: %s): their P, R and F are set to 0", sum(empty), first)
     raw = text_weights(tok, Weights(scorer._weight_table(), scorer._plain), labels.__getitem__)
     weights = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
     wanted = [k for k in range(len(texts)) if not empty[k]]
@@ -164,6 +159,17 @@ def _finish(scorer, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torc
     return raw[..., 0], raw[..., 1], raw[..., 2]
 
 
+def _distinct(labelled) -> tuple[dict[str, int], list[str]]:
+    """Each distinct text's position, and the label (``texts_a[3]``) of its first occurrence, from (label, text)."""
+    index: dict[str, int] = {}
+    labels: list[str] = []
+    for label, text in labelled:
+        if text not in index:
+            index[text] = len(index)
+            labels.append(label)
+    return index, labels
+
+
 def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | None = None, *, verbose: bool = False):
     """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``texts_a[i]`` as the
     candidate against ``texts_b[j]`` as the reference; ``texts_b=None`` scores ``texts_a`` against itself."""
@@ -171,13 +177,8 @@ def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | Non
     b = a if texts_b is None else check_texts(texts_b, "texts_b")
     if not a or not b:
         raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
-    index: dict[str, int] = {}
-    labels: list[str] = []
-    for name, texts in (("texts_a", a), ("texts_b", b)):
-        for i, text in enumerate(texts):
-            if text not in index:
-                index[text] = len(index)
-                labels.append(f"{name}[{i}]")
+    index, labels = _distinct((f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b))
+                              for i, text in enumerate(texts))
     emb = embed_texts(scorer, list(index), labels, verbose=verbose)
     n_layers = scorer._encoder.depth + 1 if scorer.all_layers else 1
     raw = score_matrix(emb, [index[t] for t in a], [index[t] for t in b], n_layers, verbose=verbose)
@@ -223,14 +224,9 @@ def mbr_select(scorer, samples, references=None, *, utility: str = "f1", verbose
         raise ValueError(f"samples has {len(groups)} groups but references has {len(pseudo)}; give one list per group")
     if scorer.all_layers:
         raise ValueError("mbr needs one layer: build the scorer without all_layers=True")
-    index: dict[str, int] = {}
-    labels: list[str] = []
-    for name, all_groups in (("samples", groups), ("references", pseudo or [])):
-        for g, group in enumerate(all_groups):
-            for k, text in enumerate(group):
-                if text not in index:
-                    index[text] = len(index)
-                    labels.append(f"{name}[{g}][{k}]")
+    named = (("samples", groups), ("references", pseudo or []))
+    index, labels = _distinct((f"{name}[{g}][{k}]", text) for name, all_groups in named
+                              for g, group in enumerate(all_groups) for k, text in enumerate(group))
     emb = embed_texts(scorer, list(index), labels, verbose=verbose)
     which = UTILITIES.index(utility)
     picks, utilities = [], []
