@@ -15,7 +15,7 @@ import gradio as gr
 import torch
 
 import fastbertscore as fb
-from fastbertscore.plot import similarity_figure
+from fastbertscore.explanations.plot import similarity_figure
 
 MAX_PAIRS = 2000  # per batch file
 MAX_CHARS = 4000  # per text

@@ -24,6 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from speed import alternate, machine  # noqa: E402  (one procedure for every benchmark: fresh children, alternating)
+
 DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
 LAYER = 4
 CONTENDERS = {

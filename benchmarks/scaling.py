@@ -27,7 +27,7 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 SINGLE = """
 import csv, sys, time, torch, fastbertscore as fb
-from fastbertscore.io import write_scores
+from fastbertscore.files import write_scores
 torch.set_num_threads(int(sys.argv[3]))
 rows = list(csv.reader(open(sys.argv[1], encoding="utf-8", newline=""), delimiter="\\t"))[1:]
 start = time.perf_counter()
@@ -39,7 +39,7 @@ write_scores(sys.argv[2], P, R, F)
 DATASETS_MAP = """
 import csv, sys, time, torch, datasets
 from fastbertscore.compute import compute
-from fastbertscore.io import write_scores
+from fastbertscore.files import write_scores
 
 COLUMNS = ("precision", "recall", "f1")
 
@@ -96,12 +96,12 @@ def main() -> None:
         ("1 process, 1 thread", [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s1.tsv"), "1"], one, "s1"),
         ("1 process, 2 threads", [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s2.tsv"), "2"], {}, "s2"),
         ("torchrun, 2 ranks × 1 thread (gloo)",
-         [py, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "fastbertscore.distributed",
+         [py, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "fastbertscore.scale.distributed",
           "-c", str(tmp / "cands.txt"), "-r", str(tmp / "refs.txt"), "-m", MODEL, "--out", str(tmp / "tr.tsv")], one, "tr"),
         ("Dataset.map, num_proc=2 × 1 thread", [py, "-c", DATASETS_MAP.format(model=MODEL), str(table), str(tmp / "dm.tsv")],
          {}, "dm"),
         ("Ray Data, 2 actors × 1 CPU",
-         [py, "-m", "fastbertscore.raydata", str(table), "-m", MODEL, "--concurrency", "2", "--num-cpus", "1",
+         [py, "-m", "fastbertscore.scale.raydata", str(table), "-m", MODEL, "--concurrency", "2", "--num-cpus", "1",
           "--batch-size", "256", "--out", str(tmp / "ray.tsv")], {"RAY_DISABLE_USAGE_STATS": "1"}, "ray"),
     ]
     results = []

@@ -1,19 +1,26 @@
 """fastbertscore: BERTScore, exact to ``bert-score`` 0.3.13, fast, and Hub-native."""
 
-from ._version import __version__
-from .baselines import BaselineError
-from .compute import compute
-from .explain import Explanation, Unit, explain
-from .hardware import auto_dtype
-from .hashing import get_hash
-from .io import pairs_from_rows, read_rows
-from .result import ScoreResult
-from .matrix import MBRResult
-from .scorer import BERTScorer, cached_scorer, clear_model_cache, mbr, pairwise, score
-from .settings import Settings
-from .signature import Signature
-from .tables import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
-from .validate import check_hub_model_id
+from fastbertscore._version import __version__
+from fastbertscore.baselines.table import BaselineError
+from fastbertscore.compute import compute
+from fastbertscore.explanations.explanation import Explanation, Unit, explain
+from fastbertscore.files import pairs_from_rows, read_rows
+from fastbertscore.hardware import auto_dtype
+from fastbertscore.hashing import get_hash
+from fastbertscore.matrix import MBRResult
+from fastbertscore.pipeline.layers import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
+from fastbertscore.result import ScoreResult
+from fastbertscore.scorer import (
+    BERTScorer,
+    cached_scorer,
+    clear_model_cache,
+    mbr,
+    pairwise,
+    score,
+)
+from fastbertscore.settings import Settings
+from fastbertscore.signature import Signature
+from fastbertscore.validate import check_hub_model_id
 
 # bert_score's names for the two tables, for drop-in use.
 model2layers = MODEL2LAYERS

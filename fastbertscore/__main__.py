@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from . import DEFAULT_MODEL, score
+from fastbertscore import DEFAULT_MODEL, score
 
 EXAMPLE = ("The cat sat on the mat.", "A cat was sitting on the mat.")
 

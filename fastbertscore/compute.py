@@ -6,9 +6,9 @@ included, which the official ``evaluate-metric/bertscore`` module forgets.
 
 from __future__ import annotations
 
-from .scorer import cached_scorer
-from .settings import Settings
-from .validate import check_pairs
+from fastbertscore.scorer import cached_scorer
+from fastbertscore.settings import Settings
+from fastbertscore.validate import check_pairs
 
 
 def compute(predictions, references, *, verbose: bool = False, **options) -> dict:
@@ -19,6 +19,12 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     weights are counted over all references (flattened), as the official module does. With several
     references per prediction, ``best_reference_p``/``_r``/``_f`` say which one counted; with rescaling,
     ``raw_precision``/``raw_recall``/``raw_f1`` hold the unrescaled values.
+
+    Example:
+        >>> out = compute(predictions=["hello there"], references=[["general kenobi", "hello there"]],
+        ...               model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> out["f1"], out["best_reference_f"]
+        ([1.0], [1])
     """
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
     settings = Settings.from_options("compute()", options)

@@ -137,7 +137,7 @@ def describe() -> dict[str, object]:
     import tokenizers
     import transformers
 
-    from ._version import __version__
+    from fastbertscore._version import __version__
 
     info: dict[str, object] = {
         "fastbertscore": __version__,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._version import __version__
+from fastbertscore._version import __version__
 
 
 def get_hash(

@@ -17,11 +17,16 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .baselines import rescale
-from .embed import pad_id_of
-from .engine import Weights, check_long, embed_cached, text_weights
-from .tokenize import tokenize, warn_truncated
-from .validate import check_texts
+from fastbertscore.baselines.table import rescale
+from fastbertscore.pipeline.embed import pad_id_of
+from fastbertscore.pipeline.engine import (
+    Weights,
+    check_long,
+    embed_cached,
+    text_weights,
+)
+from fastbertscore.pipeline.tokens import tokenize, warn_truncated
+from fastbertscore.validate import check_texts
 
 logger = logging.getLogger(__name__)
 

@@ -10,27 +10,37 @@ from pathlib import Path
 
 import torch
 
-from ._version import __version__
-from .baselines import read_baseline, rescale, select_layers
-from .cache import EmbeddingCache
-from .diskcache import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
-from .embed import embed, pad_id_of
-from .engine import Budget, Weights, score_pairs
-from .hardware import cpu_bf16_gap, cpu_native_bf16
-from .idf import (
+from fastbertscore._version import __version__
+from fastbertscore.baselines.table import read_baseline, rescale, select_layers
+from fastbertscore.cache.disk import (
+    DiskCache,
+    LayeredCache,
+    encoder_fingerprint,
+    weights_digest,
+)
+from fastbertscore.cache.memory import EmbeddingCache
+from fastbertscore.hardware import cpu_bf16_gap, cpu_native_bf16
+from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.engine import Budget, Weights, score_pairs
+from fastbertscore.pipeline.models import load_encoder, load_tokenizer, max_input_length
+from fastbertscore.pipeline.tokens import tokenize
+from fastbertscore.pipeline.weights import (
     document_frequencies,
     idf_table,
     plain_table,
     sentence_weights,
     table_from_mapping,
 )
-from .models import load_encoder, load_tokenizer, max_input_length
-from .result import ScoreResult, best_of_groups, split_prf
-from .settings import Settings
-from .signature import Signature, digest, mapping_digest
-from .tokenize import tokenize
-from .validate import check_idf_sents, check_pairs, check_positive_int, check_texts
-from .windows import WindowSpec, special_layout
+from fastbertscore.pipeline.windows import WindowSpec, special_layout
+from fastbertscore.result import ScoreResult, best_of_groups, split_prf
+from fastbertscore.settings import Settings
+from fastbertscore.signature import Signature, digest, mapping_digest
+from fastbertscore.validate import (
+    check_idf_sents,
+    check_pairs,
+    check_positive_int,
+    check_texts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -284,13 +294,13 @@ class BERTScorer:
             >>> tuple(F.shape), bool(F[0, 2] > F[0, 1])
             ((3, 3), True)
         """
-        from .matrix import pairwise_scores
+        from fastbertscore.matrix import pairwise_scores
 
         return pairwise_scores(self, texts_a, texts_b, verbose=verbose)
 
     def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False):
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
-        from .matrix import mbr_select
+        from fastbertscore.matrix import mbr_select
 
         return mbr_select(self, samples, references, utility=utility, verbose=verbose)
 
@@ -336,7 +346,7 @@ class BERTScorer:
         return self._idf_table
 
     def _load_baseline(self) -> torch.Tensor:
-        from .store import find_baseline
+        from fastbertscore.baselines.lookup import find_baseline
 
         if self.baseline_path is not None:
             path, source, kind = self.baseline_path, self.baseline_path, "custom"
@@ -437,7 +447,7 @@ def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False,
         >>> picks.index[0] in (0, 1), len(picks.utilities[0])
         (True, 3)
     """
-    from .matrix import check_groups
+    from fastbertscore.matrix import check_groups
 
     settings = Settings.from_options("mbr()", options)
     groups = check_groups(samples, "samples")  # bad input fails here, before any model work

@@ -13,9 +13,14 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Literal
 
-from .hardware import DTYPE_CHOICES, check_device, resolve_dtype
-from .tables import model_for_lang
-from .validate import LONG_INPUTS, check_idf_sents, check_options, check_positive_int
+from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
+from fastbertscore.pipeline.layers import model_for_lang
+from fastbertscore.validate import (
+    LONG_INPUTS,
+    check_idf_sents,
+    check_options,
+    check_positive_int,
+)
 
 LongInputs = Literal["truncate", "window", "error"]
 DType = Literal["float32", "bfloat16", "float16", "auto"]

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from .hashing import get_hash
+from fastbertscore.hashing import get_hash
 
 
 def digest(data: bytes) -> str:

@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .hardware import DTYPE_CHOICES
+from fastbertscore.hardware import DTYPE_CHOICES
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -17,11 +18,11 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from . import manifest
-from ._version import __version__
-from .manifest import write_atomic
-from .scorer import BERTScorer
-from .store import baseline_model_name, baseline_relpath
+from fastbertscore._version import __version__
+from fastbertscore.baselines import manifest
+from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath
+from fastbertscore.files import read_lines, sha256_of, write_atomic
+from fastbertscore.scorer import BERTScorer
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +41,7 @@ class BuildSettings:
 
 def read_corpus(path: Path) -> list[str]:
     """Distinct non-blank lines of a text file, in file order."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return list(dict.fromkeys(line.strip() for line in lines if line.strip()))
+    return list(dict.fromkeys(line for line in read_lines(path) if line))
 
 
 def sample_pairs(n_sentences: int, n_pairs: int, seed: int) -> list[tuple[int, int]]:
@@ -71,15 +71,18 @@ def build(
     device: str | None = None,
     checkpoint: Path | None = None,
     verbose: bool = True,
+    on_checkpoint: Callable[[int], None] | None = None,
 ) -> Path:
     """Build ``<out_root>/<lang>/<name>.tsv`` (``LAYER,P,R,F``) and its manifest entry; return its path.
 
     ``name`` is the Hub id to file the baseline under (default: ``model``, which must then be an id).
+    ``on_checkpoint(done)`` runs after each checkpoint is safely on disk (progress reports; the tests kill the
+    process there, at a known point).
     """
     sentences = read_corpus(corpus)
     name = name or baseline_model_name(model)
     settings = BuildSettings(
-        name, lang, Path(corpus).name, manifest.sha256(Path(corpus)), len(sentences),
+        name, lang, Path(corpus).name, sha256_of(corpus), len(sentences),
         pairs, seed, block,
     )
     relpath = baseline_relpath(lang, name)
@@ -97,6 +100,8 @@ def build(
             state["done"] += len(chunk)
             write_atomic(checkpoint, json.dumps(state))
             bar.update(len(chunk))
+            if on_checkpoint is not None:
+                on_checkpoint(state["done"])
     mean = torch.tensor(state["sum"]) / pairs
     stderr = ((torch.tensor(state["sumsq"]) / pairs - mean**2).clamp(min=0) / max(pairs - 1, 1)).sqrt()
     path = Path(out_root) / relpath

@@ -6,64 +6,17 @@ system means at system level, and a bootstrap 95% interval of τ that resamples 
 
 from __future__ import annotations
 
-import csv
 import logging
 import math
-from itertools import islice
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from fastbertscore.metaeval.judgments import POOLED, Judgments
+
 logger = logging.getLogger(__name__)
-
-POOLED = "pooled"
-
-
-@dataclass
-class Judgments:
-    cands: list[str]
-    refs: list[str]
-    human: np.ndarray
-    groups: list[str]  # e.g. "2022 cs-en"
-    systems: list[str]
-    segments: list[str]  # segment key inside a group, for the bootstrap
-
-
-def read_judgments(path, *, cand="candidate", ref="reference", human="human", group=("year", "lp"),
-                   system="system", segment="seg_id", limit: int | None = None) -> Judgments:
-    """Read a CSV/TSV (by extension) of ratings. Group, system and segment columns are optional.
-
-    Raises:
-        ValueError: a required column is missing (the message lists the file's columns) or a human score is
-            not a number (the message names the row).
-    """
-    path = Path(path)
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f, delimiter="\t" if path.suffix.lower() in (".tsv", ".txt") else ",")
-        columns = reader.fieldnames or []
-        for name in (cand, ref, human):
-            if name not in columns:
-                raise ValueError(f"{path.name}: column {name!r} not found; the file has: {', '.join(columns)}")
-        group = [g for g in group if g in columns]
-        rows = list(islice(reader, limit))
-    scores = []
-    for i, row in enumerate(rows, start=2):
-        try:
-            value = float(row[human])
-        except (TypeError, ValueError):
-            raise ValueError(f"{path.name} line {i}: human score {row[human]!r} is not a number") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{path.name} line {i}: human score {row[human]!r} is not finite")
-        scores.append(value)
-    key = lambda row, names: " ".join(row[n] for n in names) if names else "all"  # noqa: E731
-    return Judgments(
-        [r[cand] for r in rows], [r[ref] for r in rows], np.array(scores), [key(r, group) for r in rows],
-        [r.get(system, "") if system in columns else "" for r in rows],
-        [r.get(segment, str(i)) if segment in columns else str(i) for i, r in enumerate(rows)],
-    )
 
 
 def bertscore_all_layers(scorer, data: Judgments, verbose: bool = True) -> np.ndarray:
@@ -181,73 +134,3 @@ def meta_evaluate(scorer, data: Judgments, *, bootstrap: int = 1000, seed: int =
     for name, values in tqdm(named.items(), desc="correlations", disable=not verbose):
         report.metrics[name] = correlate(values, data, bootstrap=bootstrap, seed=seed)
     return report
-
-
-def table_rows(report: Report) -> list[dict]:
-    """One row per (metric, group): everything the CSV holds."""
-    rows = []
-    for name, groups in report.metrics.items():
-        for group, st in groups.items():
-            rows.append({
-                "metric": name, "group": group, "n": st.n, "pearson": st.pearson, "spearman": st.spearman,
-                "kendall": st.kendall, "kendall_ci_low": st.kendall_ci[0], "kendall_ci_high": st.kendall_ci[1],
-                "system_pearson": st.system_pearson, "note": st.note,
-            })
-    return rows
-
-
-def write_csv(report: Report, path) -> None:
-    rows = table_rows(report)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def markdown(report: Report, kind: str = "F") -> str:
-    """Segment-level Kendall τ per group: BERTScore ``kind`` at every layer, then chrF and SentBLEU."""
-    names = [n for n in report.metrics if n.startswith(f"{kind} L")] + [n for n in ("chrF", "SentBLEU") if n in report.metrics]
-    groups = list(next(iter(report.metrics.values())))
-    best = report.best_layer(kind)
-    fmt = lambda v: "–" if not math.isfinite(v) else f"{v:.3f}"  # noqa: E731
-    lines = [
-        "| metric | " + " | ".join(groups) + " | mean τ over groups |",
-        "|---|" + "---:|" * (len(groups) + 1),
-    ]
-    for name in names:
-        cells = []
-        for g in groups:
-            st = report.metrics[name][g]
-            cell = fmt(st.kendall)
-            if g == POOLED and math.isfinite(st.kendall_ci[0]):
-                cell += f" [{st.kendall_ci[0]:.3f}, {st.kendall_ci[1]:.3f}]"
-            cells.append(cell)
-        taus = [report.metrics[name][g].kendall for g in groups if g != POOLED]
-        mean = float(np.nanmean(taus)) if any(math.isfinite(t) for t in taus) else math.nan
-        label = f"BERTScore {name}" + (" (best)" if name == f"{kind} L{best}" else "") if name.startswith(kind) else name
-        lines.append(f"| {label} | " + " | ".join(cells) + f" | {fmt(mean)} |")
-    return "\n".join(lines) + "\n"
-
-
-def plot(report: Report, path) -> None:
-    """Mean segment-level τ over groups against layer, for P, R and F, with chrF and SentBLEU as lines."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for kind in "PRF":
-        curve = report.layer_curve(kind)
-        ax.plot(list(curve), list(curve.values()), marker="o", label=f"BERTScore {kind}")
-    for name, style in (("chrF", "--"), ("SentBLEU", ":")):
-        if name in report.metrics:
-            taus = [s.kendall for g, s in report.metrics[name].items() if g != POOLED]
-            ax.axhline(float(np.nanmean(taus)), color="gray", linestyle=style, label=name)
-    ax.set_xlabel("layer (0 = embeddings)")
-    ax.set_ylabel("mean segment-level Kendall τ")
-    ax.set_title(report.model)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from .match import normalize
-from .models import Encoder
-from .windows import WindowSpec, plan, stitch, window_ids
+from fastbertscore.pipeline.match import normalize
+from fastbertscore.pipeline.models import Encoder
+from fastbertscore.pipeline.windows import WindowSpec, plan, stitch, window_ids
 
 
 def pad_id_of(tokenizer) -> int:

@@ -1,4 +1,5 @@
-"""Published defaults: the tuned layer of each model and the default model of each language.
+"""Which layer and which model by default: the tuned layer of each model, the default model of each language,
+and the layer to use for a model without a tuned one.
 
 The numbers come from ``bert-score`` 0.3.13 and are kept as data (``data/model_layers.tsv``) so that they
 can be read, diffed and extended without touching code.
@@ -12,6 +13,8 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
+
+from fastbertscore.pipeline.layer_registry import registry_path, tuned_layer
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ MBERT_LANGS = frozenset(
 
 @lru_cache(maxsize=1)
 def _model_rows() -> list[dict[str, str]]:
-    text = resources.files(__package__).joinpath("data/model_layers.tsv").read_text(encoding="utf-8")
+    text = resources.files("fastbertscore").joinpath("data/model_layers.tsv").read_text(encoding="utf-8")
     return list(csv.DictReader((line for line in text.splitlines() if not line.startswith("#")), delimiter="\t"))
 
 
@@ -102,3 +105,29 @@ def fallback_layer(depth: int) -> int:
     18/24, roberta-large 17/24), so this is a fair first guess; ``bertscore tune-layer`` measures it.
     """
     return max(1, (3 * depth + 2) // 4) if depth > 0 else 0
+
+
+def default_layer(model_type: str, depth: int, use_registry: bool = False) -> tuple[int, bool]:
+    """The layer to use when none is given, and whether the user registry chose it.
+
+    The model table's tuned layer first; with ``use_registry`` (opt-in: a file in the user's home must not
+    silently change numbers) one recorded by ``bertscore tune-layer --record``; else
+    :func:`fallback_layer`, with a warning.
+    """
+    table_name = DEFAULT_MODEL if model_type == DEFAULT_MODEL.split("/")[1] else model_type
+    if table_name in MODEL2LAYERS:
+        return MODEL2LAYERS[table_name], False
+    if use_registry:
+        tuned = tuned_layer(model_type)
+        if tuned is not None and 0 <= tuned <= depth:
+            logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())
+            return tuned, True
+    layer = fallback_layer(depth)
+    logger.warning(
+        "%s has no tuned layer in the model table; using layer %d of %d (three quarters of its depth). "
+        "Pass num_layers= to choose another, or find the best one with: bertscore tune-layer --model MODEL --data FILE",
+        model_type,
+        layer,
+        depth,
+    )
+    return layer, False

@@ -1,10 +1,27 @@
-"""Read tables of pairs (CSV, TSV, JSON Lines) for the Space's batch tab and scripts."""
+"""Files in and out: one reader per input format (text lines; CSV, TSV and JSON Lines tables), one writer of
+score tables, one atomic write, and the two content hashes the Hub uses (git blob id, sha256)."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
+import os
+import tempfile
 from pathlib import Path
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """The stripped lines of a UTF-8 text file, blank ones kept (so line ``i`` is still text ``i``).
+
+    Raises:
+        ValueError: the file cannot be read or is not UTF-8 (the message names it).
+    """
+    try:
+        return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read {path}: {error}") from None
 
 
 def read_rows(path: str | Path) -> list[dict]:
@@ -20,7 +37,8 @@ def read_rows(path: str | Path) -> list[dict]:
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read {path.name}: {error}") from None
     if suffix in (".csv", ".tsv"):
-        return list(csv.DictReader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ","))
+        # A StringIO, not splitlines(): a quoted field may hold a line break, and U+2028 is not one for CSV.
+        return list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ","))
     if suffix in (".jsonl", ".json"):
         rows = []
         for line_no, line in enumerate(text.splitlines(), start=1):
@@ -73,3 +91,33 @@ def write_scores(path: str | Path, P, R, F) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write("P\tR\tF1\n")
         f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist()))
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``, so a crash or a concurrent
+    reader never sees half a file. ``durable`` also syncs it to disk first (checkpoints and published tables;
+    the embedding cache skips it, since a lost entry is only recomputed)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sha256_of(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes: the manifest's checksum, and the Hub's name for an LFS file."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def git_blob_id(path: str | Path) -> str:
+    """The git blob id of a file (sha1 of ``blob <size>\\0`` + bytes): the Hub's name for a regular file."""
+    data = Path(path).read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

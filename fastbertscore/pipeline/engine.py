@@ -13,15 +13,15 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .cache import EmbeddingCache
-from .embed import embed, pad_id_of
-from .idf import sentence_weights
-from .match import greedy_match
-from .memory import release_free_memory
-from .models import Encoder
-from .tokenize import Tokenized, tokenize, warn_truncated
-from .validate import Pairs
-from .windows import WindowSpec
+from fastbertscore.cache.memory import EmbeddingCache
+from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.heap import release_free_memory
+from fastbertscore.pipeline.match import greedy_match
+from fastbertscore.pipeline.models import Encoder
+from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
+from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.pipeline.windows import WindowSpec
+from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def score_pairs(
 
 
 def embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress, **kwargs) -> dict[int, torch.Tensor]:
-    """:func:`~fastbertscore.embed.embed` for the texts ``wanted``, taking those the cache holds from it and
+    """:func:`~fastbertscore.pipeline.embed.embed` for the texts ``wanted``, taking those the cache holds from it and
     putting the rest in."""
     if cache is None:
         return embed(encoder, ids, wanted, progress=progress, **kwargs)

@@ -11,10 +11,10 @@ from typing import Literal
 
 import torch
 
-from .baselines import rescale
-from .scorer import BERTScorer, cached_scorer
-from .settings import Settings
-from .tokenize import Pieces, pieces
+from fastbertscore.baselines.table import rescale
+from fastbertscore.pipeline.tokens import Pieces, pieces
+from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.settings import Settings
 
 Level = Literal["token", "word", "sentence"]
 
@@ -82,6 +82,12 @@ def explain(
 
     Raises:
         TypeError, ValueError: non-string texts, an unknown ``level`` or option, or ``scorer`` with options.
+
+    Example:
+        >>> e = explain("The cat sat.", "The cat sat on the mat.", level="word",
+        ...             model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> [unit.text for unit in e.missing_spans], e.recall < e.precision
+        (['on', 'mat'], True)
     """
     for name, value in (("candidate", candidate), ("reference", reference)):
         if not isinstance(value, str):

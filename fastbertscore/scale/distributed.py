@@ -4,7 +4,7 @@ idf stays corpus-level: every rank counts document frequencies over its share of
 vocabulary-sized integer tensor, and one all-reduce of the counts (and of the document count) gives every
 rank exactly the single-process idf before any scoring. No sampler pads or repeats items.
 
-    torchrun --nproc_per_node 4 -m fastbertscore.distributed -c cands.txt -r refs.txt -m MODEL --out scores.tsv
+    torchrun --nproc_per_node 4 -m fastbertscore.scale.distributed -c cands.txt -r refs.txt -m MODEL --out scores.tsv
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import sys
 import torch
 import torch.distributed as dist
 
-from .io import write_scores
-from .scorer import BERTScorer
-from .settings import Settings, add_arguments, from_arguments
-from .validate import check_pairs
+from fastbertscore.files import write_scores
+from fastbertscore.scorer import BERTScorer
+from fastbertscore.settings import Settings, add_arguments, from_arguments
+from fastbertscore.validate import check_pairs
 
 
 def shard_bounds(n: int, world: int, rank: int) -> tuple[int, int]:
@@ -73,7 +73,7 @@ def _read(path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastbertscore.distributed", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fastbertscore.scale.distributed", description=__doc__.splitlines()[0])
     parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
     parser.add_argument("-r", "--ref", required=True, help="reference file, one per line")
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")

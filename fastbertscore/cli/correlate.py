@@ -7,8 +7,9 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from .settings import add_arguments, from_arguments
-from .tables import DEFAULT_MODEL
+from fastbertscore.cli.common import guarded
+from fastbertscore.pipeline.layers import DEFAULT_MODEL
+from fastbertscore.settings import add_arguments, from_arguments
 
 
 def _parse(argv):
@@ -38,8 +39,9 @@ def _parse(argv):
 
 
 def _run(args) -> int:
-    from . import metaeval, registry
-    from .scorer import BERTScorer
+    from fastbertscore import metaeval
+    from fastbertscore.pipeline import layer_registry as registry
+    from fastbertscore.scorer import BERTScorer
 
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
@@ -69,8 +71,7 @@ def _run(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    from .cli import guarded
-
+    """``argv`` starts with the command: ``correlate`` or ``tune-layer``."""
     args = _parse(argv)
     args.verbose = False
     return guarded("bertscore", _run, args)

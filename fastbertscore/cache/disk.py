@@ -15,10 +15,11 @@ import logging
 import math
 import os
 import struct
-import uuid
 from pathlib import Path
 
 import torch
+
+from fastbertscore.files import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class DiskCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         about = self.folder / "settings.json"
         if not about.exists():
-            _write_atomically(about, json.dumps(settings, indent=1, sort_keys=True).encode())
+            write_atomic(about, json.dumps(settings, indent=1, sort_keys=True), durable=False)
         self.hits = 0
         self.misses = 0
         self.corrupted = 0
@@ -83,7 +84,7 @@ class DiskCache:
             return
         try:
             path.parent.mkdir(exist_ok=True)
-            _write_atomically(path, _encode(embedding))
+            write_atomic(path, _encode(embedding), durable=False)
         except OSError as error:  # a full or read-only disk costs speed, never a score
             if not self._write_failed:
                 logger.warning("cannot write to the embedding cache %s (%s); going on without it", self.folder, error)
@@ -116,15 +117,6 @@ def _decode(data: bytes) -> tuple[torch.Tensor | None, str | None]:
     if hashlib.sha256(payload).hexdigest() != checksum:
         return None, "checksum mismatch"
     return torch.frombuffer(bytearray(payload), dtype=torch.float32).reshape(shape), None
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class LayeredCache:

@@ -11,7 +11,7 @@ import logging
 import os
 from pathlib import Path
 
-from .manifest import write_atomic
+from fastbertscore.files import write_atomic
 
 logger = logging.getLogger(__name__)
 

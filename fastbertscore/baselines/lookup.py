@@ -6,21 +6,21 @@ The dataset repo holds ``<lang>/<model_id>.tsv`` (a ``/`` in the id is a folder)
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
 from pathlib import Path
 
-from .baselines import BaselineError
-from .models import resolve_model_source
-from .tables import DEFAULT_MODEL
+from fastbertscore.baselines.table import BaselineError
+from fastbertscore.files import git_blob_id, sha256_of
+from fastbertscore.pipeline.layers import DEFAULT_MODEL
+from fastbertscore.pipeline.models import resolve_model_source
 
 logger = logging.getLogger(__name__)
 
 #: The Hub dataset repo that holds the baselines; override with FASTBERTSCORE_BASELINE_REPO.
 DEFAULT_REPO = "fastbertscore/baselines"
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # fastbertscore/
 # In a wheel the files sit in fastbertscore/baselines_data; in a checkout (or editable install) in baselines/.
 SHIPPED_DIRS = (_PACKAGE / "baselines_data", _PACKAGE.parent / "baselines")
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -122,12 +122,11 @@ def cached_file_problem(path: Path) -> str | None:
     files), so a truncated or altered file is detected by hashing it again.
     """
     blob = Path(os.path.realpath(path))
-    data = blob.read_bytes()
     name = blob.name
     if re.fullmatch(r"[0-9a-f]{40}", name):
-        actual = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        actual = git_blob_id(blob)
     elif re.fullmatch(r"[0-9a-f]{64}", name):
-        actual = hashlib.sha256(data).hexdigest()
+        actual = sha256_of(blob)
     else:
         return None  # not a content-addressed blob (a cache without symlinks); the parser still checks it
     return None if actual == name else f"content hash {actual[:12]}… != blob name {name[:12]}…"

@@ -1,7 +1,7 @@
 """Scale out on Ray Data: many machines, one model per actor (``pip install 'fastbertscore[ray]'``).
 
     import ray
-    from fastbertscore.raydata import score_with_ray
+    from fastbertscore.scale.raydata import score_with_ray
     ray.init()                                  # or ray.init(address="auto") on a cluster
     P, R, F = score_with_ray(cands, refs, model_type="roberta-large", idf=True, concurrency=8, num_gpus=1)
 
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .io import pairs_from_rows, read_rows, write_scores
-from .scorer import BERTScorer
-from .settings import Settings, add_arguments, from_arguments
-from .validate import check_pairs
+from fastbertscore.files import pairs_from_rows, read_rows, write_scores
+from fastbertscore.scorer import BERTScorer
+from fastbertscore.settings import Settings, add_arguments, from_arguments
+from fastbertscore.validate import check_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def _model_kwargs(scorer_kwargs: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastbertscore.raydata", description="Score a file of pairs on Ray.")
+    parser = argparse.ArgumentParser(prog="python -m fastbertscore.scale.raydata", description="Score a file of pairs on Ray.")
     parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
     parser.add_argument("--candidate-column", default="candidate")
     parser.add_argument("--reference-column", nargs="+", default=["reference"])

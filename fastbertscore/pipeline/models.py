@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .registry import registry_path, tuned_layer
-from .tables import DEFAULT_MODEL, MODEL2LAYERS, fallback_layer
-from .validate import check_num_layers
+from fastbertscore.pipeline.layers import DEFAULT_MODEL, default_layer
+from fastbertscore.validate import check_num_layers
 
 logger = logging.getLogger(__name__)
 
@@ -166,32 +165,6 @@ def _cut(model, num_layers: int) -> None:
         return
     holder, attr = _layer_stack(model)
     setattr(holder, attr, torch.nn.ModuleList(list(getattr(holder, attr))[:num_layers]))
-
-
-def default_layer(model_type: str, depth: int, use_registry: bool = False) -> tuple[int, bool]:
-    """The layer to use when none is given, and whether the user registry chose it.
-
-    The model table's tuned layer first; with ``use_registry`` (opt-in: a file in the user's home must not
-    silently change numbers) one recorded by ``bertscore tune-layer --record``; else
-    :func:`~fastbertscore.tables.fallback_layer`, with a warning.
-    """
-    table_name = DEFAULT_MODEL if model_type == DEFAULT_MODEL.split("/")[1] else model_type
-    if table_name in MODEL2LAYERS:
-        return MODEL2LAYERS[table_name], False
-    if use_registry:
-        tuned = tuned_layer(model_type)
-        if tuned is not None and 0 <= tuned <= depth:
-            logger.info("%s: using layer %d from the layer registry %s", model_type, tuned, registry_path())
-            return tuned, True
-    layer = fallback_layer(depth)
-    logger.warning(
-        "%s has no tuned layer in the model table; using layer %d of %d (three quarters of its depth). "
-        "Pass num_layers= to choose another, or find the best one with: bertscore tune-layer --model MODEL --data FILE",
-        model_type,
-        layer,
-        depth,
-    )
-    return layer, False
 
 
 def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False) -> Encoder:

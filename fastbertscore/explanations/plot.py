@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .explain import Explanation
+from fastbertscore.explanations.explanation import Explanation
 
 
 def _labels(units, word_ids: list[int]) -> list[str]:

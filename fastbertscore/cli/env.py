@@ -1,0 +1,15 @@
+"""``bertscore env``: what a bug report needs (versions, CPU class, accelerators, what dtype='auto' picks)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fastbertscore.hardware import describe
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="bertscore env", description=__doc__).parse_args(sys.argv[1:] if argv is None else argv)
+    for key, value in describe().items():
+        print(f"{key}: {value}")
+    return 0

@@ -1,0 +1,41 @@
+"""``bertscore mbr samples.jsonl -o picks.jsonl``: minimum-Bayes-risk selection with BERTScore as the utility."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from fastbertscore.cli.common import add_common, guarded, json_lines, settings_from
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="bertscore mbr", description="Minimum-Bayes-risk selection with BERTScore.")
+    parser.add_argument("samples", type=Path, help="JSON lines: one list of sample texts per input")
+    parser.add_argument("-o", "--out", required=True, type=Path, help="JSON lines: index, chosen text, utilities")
+    parser.add_argument("--references", type=Path, help="JSON lines of pseudo-references, one list per input")
+    parser.add_argument("--utility", choices=("f1", "precision", "recall"), default="f1")
+    add_common(parser)
+    return parser.parse_args(argv)
+
+
+def _run(args) -> int:
+    from fastbertscore.matrix import check_groups
+    from fastbertscore.scorer import BERTScorer
+
+    samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
+    references = None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")
+    scorer = BERTScorer.from_settings(settings_from(args, "bertscore mbr").idf_over(references or samples))
+    result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
+    with args.out.open("w", encoding="utf-8") as out:
+        for group, index, utilities in zip(samples, result.index, result.utilities):
+            values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
+            out.write(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
+    print(f"{scorer.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return guarded("bertscore mbr", _run, _parse(sys.argv[1:] if argv is None else argv))

@@ -1,0 +1,50 @@
+"""``bertscore pairwise -a A [-b B] -o matrix.tsv|.npy``: the all-vs-all BERTScore matrix of two lists of texts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fastbertscore.cli.common import (
+    InputError,
+    add_common,
+    file_lines,
+    guarded,
+    settings_from,
+)
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
+    parser.add_argument("-a", required=True, type=Path, help="candidate texts, one per line (the matrix's rows)")
+    parser.add_argument("-b", type=Path, help="reference texts, one per line (columns; default: the same as -a)")
+    parser.add_argument("-o", "--out", required=True, type=Path, help="matrix file: .tsv (rows of numbers) or .npy")
+    parser.add_argument("--score", choices=("f1", "precision", "recall"), default="f1", help="which matrix to write")
+    add_common(parser, taken=("-b",))
+    return parser.parse_args(argv)
+
+
+def _run(args) -> int:
+    from fastbertscore.scorer import BERTScorer
+
+    if args.out.suffix.lower() not in (".tsv", ".npy"):
+        raise InputError(f"--out must end in .tsv or .npy, got {args.out.name}")
+    texts_a = file_lines(args.a, "-a")
+    texts_b = None if args.b is None else file_lines(args.b, "-b")
+    settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)
+    scorer = BERTScorer.from_settings(settings)
+    P, R, F = scorer.pairwise(texts_a, texts_b, verbose=args.verbose or len(texts_a) >= 200)
+    matrix = {"precision": P, "recall": R, "f1": F}[args.score]
+    if args.out.suffix.lower() == ".npy":
+        import numpy as np
+
+        np.save(args.out, matrix.numpy())
+    else:
+        args.out.write_text("".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()), encoding="utf-8")
+    print(f"{scorer.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return guarded("bertscore pairwise", _run, _parse(sys.argv[1:] if argv is None else argv))

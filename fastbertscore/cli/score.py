@@ -1,0 +1,79 @@
+"""``bertscore -c CANDS -r REFS``: score files or strings, with the flags of the ``bert-score`` CLI.
+
+``--use_fast_tokenizer`` is a real opt-in (the reference's is inverted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fastbertscore.cli.common import (
+    InputError,
+    add_common,
+    guarded,
+    read_texts,
+    settings_from,
+)
+
+COMMANDS_HELP = """other commands: bertscore pairwise | mbr | correlate | tune-layer | env | show | baseline (each has --help)"""
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="bertscore", description="Calculate BERTScore.", epilog=COMMANDS_HELP)
+    parser.add_argument("-c", "--cand", required=True, help="candidate file (one per line), '-' for stdin, or a string")
+    parser.add_argument("-r", "--ref", nargs="+", required=True, help="reference file(s) (several: multi-reference), '-', or string(s)")
+    parser.add_argument("-s", "--seg_level", action="store_true", help="also show the score of each pair")
+    parser.add_argument("--output", choices=("text", "json", "tsv"), default="text")
+    add_common(parser)
+    return parser.parse_args(argv)
+
+
+def _read_inputs(args) -> tuple[list[str], list]:
+    uses_stdin = args.cand == "-" or "-" in args.ref
+    stdin = [line.rstrip("\r\n").strip() for line in sys.stdin] if uses_stdin else None
+    cands = read_texts(args.cand, stdin)
+    ref_lines = [read_texts(r, stdin) for r in args.ref]
+    if cands is None:
+        if any(lines is not None for lines in ref_lines):
+            raise InputError("--cand is a string but --ref names a file; give both as files or both as strings")
+        return [args.cand], [list(args.ref)]
+    if any(lines is None for lines in ref_lines):
+        bad = args.ref[[lines is None for lines in ref_lines].index(True)]
+        raise InputError(f"--cand is a file but reference {bad!r} is not a file")
+    for name, lines in zip(args.ref, ref_lines):
+        if len(lines) != len(cands):
+            raise InputError(f"reference {name} has {len(lines)} lines but the candidates have {len(cands)}")
+    refs = ref_lines[0] if len(ref_lines) == 1 else [list(group) for group in zip(*ref_lines)]
+    return cands, refs
+
+
+def _run(args) -> int:
+    from fastbertscore.scorer import BERTScorer
+
+    cands, refs = _read_inputs(args)
+    scorer = BERTScorer.from_settings(settings_from(args, "bertscore").idf_over(refs))
+    P, R, F = scorer.score(cands, refs, verbose=args.verbose or len(cands) >= 1000)
+    hashcode = scorer.hash
+    mean = [float(x.mean()) for x in (P, R, F)]
+    if args.output == "json":
+        out = {"hash": hashcode, "P": mean[0], "R": mean[1], "F1": mean[2]}
+        if args.seg_level:
+            out["pairs"] = [{"P": float(p), "R": float(r), "F1": float(f)} for p, r, f in zip(P, R, F)]
+        print(json.dumps(out))
+    elif args.output == "tsv":
+        print(f"# {hashcode}\nP\tR\tF1")
+        rows = zip(P, R, F) if args.seg_level else [mean]
+        for p, r, f in rows:
+            print(f"{float(p):.6f}\t{float(r):.6f}\t{float(f):.6f}")
+    else:
+        print(f"{hashcode} P: {mean[0]:.6f} R: {mean[1]:.6f} F1: {mean[2]:.6f}")
+        if args.seg_level:
+            for p, r, f in zip(P, R, F):
+                print(f"{float(p):.6f}\t{float(r):.6f}\t{float(f):.6f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return guarded("bertscore", _run, _parse(sys.argv[1:] if argv is None else argv))

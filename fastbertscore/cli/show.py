@@ -1,0 +1,48 @@
+"""``bertscore-show`` (also ``bertscore show``): draw the token similarity heatmap of one pair and say what the
+candidate missed; takes ``bert-score-show``'s flags."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fastbertscore.cli.common import InputError, add_common, guarded, settings_from
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="bertscore-show", description="Draw the token similarity heatmap of one pair.")
+    parser.add_argument("-c", "--cand", required=True, help="candidate text")
+    parser.add_argument("-r", "--ref", required=True, help="reference text")
+    parser.add_argument("-f", "--file", "-o", "--out", dest="out", type=Path, default=Path("visualize.png"),
+                        help="image file to write (.png, .svg, .pdf; default visualize.png, as bert-score-show)")
+    parser.add_argument("--level", choices=("token", "word", "sentence"), default="word", help="level of the printed explanation")
+    parser.add_argument("--threshold", type=float, help="presence threshold (default per level)")
+    add_common(parser)
+    return parser.parse_args(argv)
+
+
+def _run(args) -> int:
+    from fastbertscore.explanations.explanation import explain
+    from fastbertscore.explanations.plot import similarity_figure
+    from fastbertscore.scorer import BERTScorer
+
+    if args.out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"--out must end in .png, .svg or .pdf, got {args.out.name}")
+    scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
+    tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
+    similarity_figure(tokens).savefig(args.out, dpi=120)
+    summary = explain(args.cand, args.ref, scorer=scorer, level=args.level, presence_threshold=args.threshold)
+    print(f"{scorer.hash} P: {summary.precision:.6f} R: {summary.recall:.6f} F1: {summary.f1:.6f}")
+    print(f"heatmap: {args.out}")
+    print("missing: " + (" | ".join(u.text for u in summary.missing_spans) or "(none)"))
+    print("extra: " + (" | ".join(u.text for u in summary.extra_spans) or "(none)"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return guarded("bertscore-show", _run, _parse(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Agreement with human ratings: :mod:`.judgments` reads them, :mod:`.correlation` correlates every layer of
+BERTScore (one pass) and surface metrics with them, :mod:`.report` writes tables and plots."""
+
+from fastbertscore.metaeval.correlation import (
+    Report,
+    Stats,
+    bertscore_all_layers,
+    correlate,
+    meta_evaluate,
+    surface_metrics,
+)
+from fastbertscore.metaeval.judgments import POOLED, Judgments, read_judgments
+from fastbertscore.metaeval.report import markdown, plot, table_rows, write_csv
+
+__all__ = [
+    "POOLED", "Judgments", "Report", "Stats", "bertscore_all_layers", "correlate", "markdown", "meta_evaluate",
+    "plot", "read_judgments", "surface_metrics", "table_rows", "write_csv",
+]
