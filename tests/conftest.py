@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import os
-from pathlib import Path
 
 # Before transformers is imported anywhere: never touch the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -17,11 +16,8 @@ os.environ["FASTBERTSCORE_LAYER_REGISTRY"] = os.path.join(os.path.dirname(__file
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
-
-from tiny_models import CORPUS, save_tiny  # noqa: E402
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-HUMAN_TSV = SHARED / "human_judgments_toen.tsv"
+from paths import RATINGS  # noqa: E402
+from tiny_models import save_tiny  # noqa: E402
 
 
 def pytest_report_header(config):
@@ -54,17 +50,9 @@ def tiny_model(tmp_path_factory):
     return get
 
 
-def _shared_pairs(n: int) -> tuple[list[str], list[str]]:
-    with HUMAN_TSV.open(encoding="utf-8", newline="") as f:
-        rows = [row for _, row in zip(range(n), csv.DictReader(f, delimiter="\t"))]
-    return [r["candidate"] for r in rows], [r["reference"] for r in rows]
-
-
 @pytest.fixture(scope="session")
 def mt_pairs() -> tuple[list[str], list[str]]:
-    """Real MT pairs from ../shared/data when present, else pairs made from the built-in corpus."""
-    if HUMAN_TSV.exists():
-        return _shared_pairs(60)
-    cands = [CORPUS[i] for i in range(len(CORPUS))] * 3
-    refs = [CORPUS[(i * 7 + 3) % len(CORPUS)] for i in range(len(cands))]
-    return cands, refs
+    """60 real MT (candidate, reference) pairs from ``tests/data`` (WMT21 is-en system outputs)."""
+    with RATINGS.open(encoding="utf-8", newline="") as f:
+        rows = [row for _, row in zip(range(60), csv.DictReader(f, delimiter="\t"))]
+    return [r["candidate"] for r in rows], [r["reference"] for r in rows]

@@ -7,10 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
-from servers import free_port, wait_for_port
+from servers import ServerExited, unused_port, wait_until
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -30,22 +31,41 @@ def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str], repo_typ
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "baselines")
-    port = free_port()
-    config = root / "olah.toml"
-    config.write_text(
-        f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
-        f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
-    )
-    server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, server, 30, "olah")
-    except RuntimeError as error:
-        pytest.fail(str(error))
+    relpath, text = next(iter(files.items()))
+    prefix = "" if repo_type == "models" else f"/{repo_type}"
+    for attempt in range(3):
+        port = unused_port()
+        config = root / "olah.toml"
+        config.write_text(
+            f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
+            f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
+        )
+        server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}{prefix}/{repo_id}/resolve/main/{relpath}"
+        try:
+            # Ready when *this* olah serves the repo's first file there (another server that took the port
+            # meanwhile cannot), so a lost race for the port means another try, never a wrong answer.
+            wait_until(lambda: _body(url) == text, server, 30, "olah")
+            break
+        except ServerExited:
+            continue
+        except RuntimeError as error:
+            pytest.fail(str(error))
+    else:
+        pytest.fail("olah could not start on any of 3 ports")
     try:
         yield port
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _body(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def run_python(code: str, env_extra: dict, *, check: bool = True) -> tuple[dict, str]:
@@ -60,8 +80,8 @@ def run_python(code: str, env_extra: dict, *, check: bool = True) -> tuple[dict,
 
 
 FIND_BASELINE = """
-import json, fastbertscore.store as s
-from fastbertscore.baselines import BaselineError
+import json, fastbertscore.baselines.lookup as s
+from fastbertscore.baselines.table import BaselineError
 try:
     path, source = s.find_baseline({lang!r}, {model!r})
     print(json.dumps({{"path": str(path), "source": source, "text": open(path).read()}}))

@@ -2,30 +2,44 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 
-def free_port() -> int:
+def unused_port() -> int:
+    """A port nothing listened on a moment ago. Only for servers that must be told a port (olah): the caller
+    checks that its own server answers there and starts it again on another port if not."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float, what: str) -> None:
-    """Return once ``port`` accepts connections; raise if ``process`` exits or ``timeout`` passes first."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def wait_until(ready, process: subprocess.Popen, timeout: float, what: str):
+    """Poll ``ready()`` until it returns something truthy (returned); raise if ``process`` exits or ``timeout``
+    passes first. The state is polled, so the wait is as short as the server allows."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {process.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.2)
+            raise ServerExited(f"{what} exited with code {process.returncode} before it was ready")
+        result = ready()
+        if result:
+            return result
+        time.sleep(0.1)
     process.kill()
-    raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
+    raise RuntimeError(f"{what} was not ready within {timeout:.0f} s")
+
+
+class ServerExited(RuntimeError):
+    """The server process ended before it was ready (for olah: usually its port was taken meanwhile)."""
+
+
+def url_in_log(log: Path, pattern: str) -> str | None:
+    """The first URL matching ``pattern`` that a server wrote to its log: the port it really bound."""
+    match = re.search(pattern, log.read_text(errors="replace")) if log.exists() else None
+    return match.group(0) if match else None
 
 
 class FlakyProxy:
@@ -36,9 +50,9 @@ class FlakyProxy:
     brings it back on the same port.
     """
 
-    def __init__(self, upstream_port: int, port: int | None = None):
+    def __init__(self, upstream_port: int):
         self.upstream_port = upstream_port
-        self.port = port or free_port()
+        self.port = 0  # bound on start(); restarts reuse the port it got
         self.cut_next_download = False
         self.cut_bytes: tuple[int, int] | None = None  # (sent, total) of the download that was cut
         self._server = None
@@ -93,6 +107,7 @@ class FlakyProxy:
                 self.wfile.write(body)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.port = self._server.server_address[1]
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

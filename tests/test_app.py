@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
+from servers import url_in_log, wait_until
 
 import fastbertscore as fb
-from servers import free_port, wait_for_port
 
-ROOT = Path(__file__).resolve().parents[1]
+# Every test here needs the app server (about 8 s to start); the browser test also needs Chromium.
+pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -22,7 +24,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 def _app_examples() -> list[list[str]]:
     """app.py's EXAMPLES, read without importing the app (which would build the whole Gradio UI here)."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    tree = ast.parse((REPO / "app.py").read_text(encoding="utf-8"))
     node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
     return ast.literal_eval(node.value)
 
@@ -34,16 +36,18 @@ REF = "The president met the prime minister in Paris and signed a trade deal."
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    # No port is given: Gradio binds the first free one itself and prints it, and the URL is read back from there.
+    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    env.pop("GRADIO_SERVER_PORT", None)
     log = tmp_path_factory.mktemp("app") / "app.log"
     with log.open("w") as out:
-        server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen([sys.executable, "-u", str(REPO / "app.py")], cwd=REPO, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT)
     try:
-        wait_for_port(port, server, 120, "app.py")
+        url = wait_until(lambda: url_in_log(log, r"http://127\.0\.0\.1:\d+"), server, 120, "app.py")
     except RuntimeError as error:
         pytest.fail(f"{error}: {log.read_text()[-2000:]}")
-    yield f"http://127.0.0.1:{port}/"
+    yield url + "/"
     server.terminate()
     server.wait(timeout=20)
 
@@ -77,6 +81,7 @@ def test_the_space_loads_hub_ids_only_never_paths(app_url, model):
         Client(app_url, verbose=False).predict(CAND, REF, model, api_name="/score")
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
 def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -123,7 +128,7 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
 
         page.get_by_role("tab", name="Batch").click()
         page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.wait_for_timeout(1000)
+        page.locator("#upload").get_by_text("pairs.tsv").first.wait_for(timeout=30_000)  # the upload has landed
         page.locator("#score-file").click()
         page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=90_000)
         table = page.locator("#results").inner_text()

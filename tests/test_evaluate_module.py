@@ -8,14 +8,12 @@ import importlib
 import inspect
 import os
 import shutil
-from pathlib import Path
 from unittest.mock import patch
 
 import evaluate
 import pytest
 from hub import run_python, serve_dataset_repo
-
-ROOT = Path(__file__).resolve().parents[1]
+from paths import REPO
 
 
 @pytest.fixture()
@@ -23,7 +21,7 @@ def evaluate_checkout(tmp_path, monkeypatch):
     """The layout evaluate's test runs in: metrics/bertscore/bertscore.py under the working folder."""
     module_dir = tmp_path / "metrics" / "bertscore"
     module_dir.mkdir(parents=True)
-    shutil.copy(ROOT / "bertscore.py", module_dir / "bertscore.py")
+    shutil.copy(REPO / "bertscore.py", module_dir / "bertscore.py")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -53,10 +51,12 @@ def test_unknown_keyword_is_a_type_error_naming_it(evaluate_checkout):
         metric.compute(predictions=["a"], references=["b"], model_type="sentence-transformers/all-MiniLM-L6-v2", num_layer=3)
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_evaluate_load_from_a_space_on_a_local_hub(tmp_path):
     """Published as a Space (bertscore.py + README), served by olah on 127.0.0.1: evaluate.load("org/bertscore")."""
-    files = {"bertscore.py": (ROOT / "bertscore.py").read_text(encoding="utf-8"),
-             "README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    files = {"bertscore.py": (REPO / "bertscore.py").read_text(encoding="utf-8"),
+             "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
     code = (
         "import json, evaluate\n"
         # revision='main': evaluate first asks for its own version tag (v0.4.6) and falls back to main on a 404;

@@ -1,6 +1,6 @@
 """Faults that must lose nothing: a server dying mid-download, corrupted cache files, untrusted code and paths.
 
-The builder killed mid-run (SIGKILL) and resumed is in test_builder.py.
+The builder killed mid-run (SIGKILL) and resumed is in baselines/test_build.py.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from hub import FIND_BASELINE, run_python, serve_dataset_repo
 from servers import FlakyProxy
 
@@ -33,6 +32,8 @@ def _cached_files(hf_home: Path) -> list[Path]:
     return sorted(p for p in hf_home.rglob("*") if p.is_file() and ".locks" not in p.parts)
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_server_dying_mid_download_leaves_nothing_and_the_next_attempt_succeeds(olah_port, tmp_path):
     proxy = FlakyProxy(olah_port).start()
     hf_home = tmp_path / "hf"
@@ -54,6 +55,8 @@ def test_server_dying_mid_download_leaves_nothing_and_the_next_attempt_succeeds(
     assert again["text"] == TABLE and again["source"].startswith("Hub ")
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncate", "alter a digit"])
 def test_corrupted_cached_baseline_is_detected_refetched_and_never_used(olah_port, tmp_path, damage):
     hf_home = tmp_path / "hf"

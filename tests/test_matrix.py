@@ -4,18 +4,17 @@ bad groups are refused before any model work."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import bert_score
 import pytest
 import torch
 from bert_score.utils import get_idf_dict
+from paths import SHIPPED_BASELINE
 
 import fastbertscore as fb
-from fastbertscore.cli import main
+from fastbertscore.cli.main import main
 
 MINILM = fb.DEFAULT_MODEL
-BASELINE = Path(__file__).resolve().parents[1] / "baselines" / "en" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv"
 TOL = 1e-6
 
 
@@ -49,7 +48,7 @@ def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_p
     texts_a, texts_b = mt_pairs[0][:7], mt_pairs[1][:5]
     idf = get_idf_dict(texts_b, bert_score.utils.get_tokenizer(minilm_path), nthreads=0)  # a defaultdict
     options = dict(model_type=minilm_path, num_layers=4, idf=idf, lang="en", rescale_with_baseline=True,
-                   baseline_path=str(BASELINE))
+                   baseline_path=str(SHIPPED_BASELINE))
     for all_layers in (False, True):
         scorer = fb.BERTScorer(**options, all_layers=all_layers)
         ours = scorer.pairwise(texts_a, texts_b)

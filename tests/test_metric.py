@@ -4,22 +4,21 @@ both feature shapes, the scorer cache, and Dataset.map."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import bert_score
 import datasets
 import evaluate
 import pytest
+from paths import REPO
 
 from fastbertscore import Settings, cached_scorer, clear_model_cache
 
-ROOT = Path(__file__).resolve().parents[1]
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @pytest.fixture(scope="module")
 def metric():
-    return evaluate.load(str(ROOT / "bertscore.py"))
+    return evaluate.load(str(REPO / "bertscore.py"))
 
 
 def official(cands, refs, minilm_path, **kwargs):
@@ -53,7 +52,7 @@ def test_multi_references_match_the_official_module(metric, mt_pairs, minilm_pat
 
 def test_loads_by_name_from_the_parent_of_a_bertscore_folder(tmp_path, monkeypatch):
     (tmp_path / "bertscore").mkdir()
-    shutil.copy(ROOT / "bertscore.py", tmp_path / "bertscore" / "bertscore.py")
+    shutil.copy(REPO / "bertscore.py", tmp_path / "bertscore" / "bertscore.py")
     monkeypatch.chdir(tmp_path)
     loaded = evaluate.load("bertscore")
     assert type(loaded).__name__ == "BERTScore" and isinstance(loaded, evaluate.Metric)

@@ -1,5 +1,6 @@
-"""Fast modes: bfloat16 stays within its error bounds; the embedding cache never changes a score; both show
-in the hash. (Speed itself is measured in benchmarks/speed.py, never asserted in a test.)"""
+"""Precision modes and devices: bfloat16 stays within its error bounds, dtype='auto' follows the hardware, and
+every mode shows in the hash. (Speed is measured in benchmarks/speed.py, never asserted in a test. The caches,
+the other fast mode, are tested in tests/cache/.)"""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import torch
 
 import fastbertscore as fb
 from fastbertscore import hardware
-from fastbertscore.cache import EmbeddingCache
 
 MINILM = fb.DEFAULT_MODEL
 
 
+@pytest.mark.slow
 def test_bfloat16_error_bounds(mt_pairs):
     # Bounds that hold for native (AMX, AVX512-BF16) and emulated (AVX2) bfloat16 alike. A per-pair bound makes
     # a rank test redundant: pairs more than 4e-3 apart in exact F can never swap.
@@ -82,79 +83,3 @@ def test_unavailable_devices_are_refused_before_any_model_work(device):
         fb.BERTScorer(model_type="no-such-org/no-such-model", device=device)
     with pytest.raises(ValueError, match="available here: cpu"):
         fb.score(["a"], ["b"], model_type=MINILM, device=device)
-
-
-def test_cache_reuses_references_without_changing_scores(mt_pairs):
-    cands, refs = mt_pairs
-    cached = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_mb=64)
-    plain = fb.BERTScorer(model_type=MINILM, num_layers=4)
-    first = cached.score(cands[:30], refs[:30])
-    misses = cached.cache.misses
-    second = cached.score(cands[30:], refs[:30])  # another "system" against the same references
-    assert cached.cache.hits >= len(set(refs[:30]) - set(cands[30:]))
-    assert cached.cache.misses - misses <= len(set(cands[30:]) | set(refs[:30]))
-    for a, b in zip(second, plain.score(cands[30:], refs[:30])):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
-    for a, b in zip(first, plain.score(cands[:30], refs[:30])):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
-
-
-def test_cache_stays_within_its_budget():
-    cache = EmbeddingCache(max_bytes=3 * 4 * 10 * 8)  # room for three (10, 8) float32 tensors
-    for i in range(5):
-        cache.put([i], torch.zeros(10, 8))
-    assert len(cache) == 3 and cache.bytes <= cache.max_bytes
-    assert cache.get([0]) is None and cache.get([4]) is not None
-    cache.put([99], torch.zeros(1000, 8))  # larger than the whole budget: not kept
-    assert cache.get([99]) is None
-
-
-def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_path):
-    cands, refs = mt_pairs[0][:20], mt_pairs[1][:20]
-    plain = fb.score(cands, refs, model_type=MINILM, num_layers=4)
-    first = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
-    first.score(cands, refs)
-    assert first.disk_cache.hits == 0 and first.disk_cache.misses == len(set(cands) | set(refs))
-    again = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path, cache_mb=8)  # as after a restart
-    for a, b in zip(again.score(cands, refs), plain):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
-    assert again.disk_cache.hits == len(set(cands) | set(refs)) and again.disk_cache.misses == 0
-    other_layer = fb.BERTScorer(model_type=MINILM, num_layers=3, cache_dir=tmp_path)
-    assert other_layer.disk_cache.folder != first.disk_cache.folder
-    bf16 = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path, dtype="bfloat16")
-    assert bf16.disk_cache.folder != first.disk_cache.folder
-    assert not list(tmp_path.rglob("*.tmp"))
-
-
-@pytest.mark.parametrize("damage", ["truncate", "flip a byte", "empty", "garbage"])
-def test_corrupted_embedding_cache_file_is_detected_and_rebuilt(mt_pairs, tmp_path, damage, caplog):
-    cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
-    scorer = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
-    expected = scorer.score(cands, refs)
-    path = scorer.disk_cache.path_for(scorer.tokenizer(refs[0])["input_ids"])
-    data = path.read_bytes()
-    damaged = {
-        "truncate": data[: len(data) - 100],
-        "flip a byte": data[:-10] + bytes([data[-10] ^ 0x40]) + data[-9:],
-        "empty": b"",
-        "garbage": b"\x00" * len(data),
-    }[damage]
-    path.write_bytes(damaged)
-    fresh = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
-    with caplog.at_level("WARNING", logger="fastbertscore.diskcache"):
-        got = fresh.score(cands, refs)
-    for a, b in zip(got, expected):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
-    assert fresh.disk_cache.corrupted == 1
-    assert str(path) in caplog.text and "is corrupted" in caplog.text
-    after_restart = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
-    after_restart.score(cands, refs)  # the entry was rebuilt: every text is a valid hit again
-    assert after_restart.disk_cache.corrupted == 0 and after_restart.disk_cache.misses == 0
-
-
-def test_cache_dir_must_be_a_folder(tmp_path):
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(ValueError, match="exists and is not a folder"):
-        fb.BERTScorer(model_type=MINILM, cache_dir=tmp_path / "file")
-    with pytest.raises(TypeError, match="cache_dir must be a folder path"):
-        fb.BERTScorer(model_type=MINILM, cache_dir=3)

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import torch
 import transformers as T
-from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer, SentencePieceUnigramTokenizer
+from tokenizers import (
+    BertWordPieceTokenizer,
+    ByteLevelBPETokenizer,
+    SentencePieceUnigramTokenizer,
+)
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import pytest
 import torch
+from paths import REPO
+from tiny_models import CORPUS
 
 import fastbertscore as fb
-from fastbertscore.baselines import read_baseline
-from fastbertscore.builder import build, read_corpus, sample_pairs
-from tiny_models import CORPUS
+from fastbertscore.baselines.build import build, read_corpus, sample_pairs
+from fastbertscore.baselines.table import read_baseline
 
 
 def _corpus(tmp_path: Path) -> Path:
@@ -47,36 +47,49 @@ def test_build_is_deterministic_and_equals_a_direct_computation(tiny_model, tmp_
     assert entry["sentences"] == len(sentences) and entry["max_standard_error_F"] > 0
 
 
+# The child kills itself with SIGKILL from the checkpoint hook, right after the checkpoint at 500 pairs is on
+# disk: a real kill -9, at a known point, with no polling.
+KILLED_AT_500 = """
+import os, signal, sys
+from fastbertscore.baselines.build import build
+
+def die_at_500(done):
+    if done >= 500:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+build(sys.argv[1], "en", sys.argv[2], sys.argv[3], name="acme/tiny", pairs=3000, block=50, seed=1, verbose=False,
+      on_checkpoint=die_at_500)
+"""
+
+
+@pytest.mark.slow
 def test_killed_build_resumes_to_the_same_numbers(tiny_model, tmp_path):
     model, corpus = tiny_model("bert"), _corpus(tmp_path)
     args = ["--model", model, "--name", "acme/tiny", "--lang", "en", "--corpus", str(corpus), "--pairs", "3000",
             "--block", "50", "--seed", "1"]
-    cli = [sys.executable, "-m", "fastbertscore.baseline_cli", "build"]
+    cli = [sys.executable, "-m", "fastbertscore.cli.baseline", "build"]
     reference = subprocess.run([*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600)
     assert reference.returncode == 0, reference.stderr[-2000:]
 
     out = tmp_path / "killed"
     checkpoint = out / ".en__acme__tiny.tsv.checkpoint.json"
-    proc = subprocess.Popen([*cli, *args, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (checkpoint.exists() and json.loads(checkpoint.read_text() or "{}").get("done", 0) >= 500):
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = json.loads(checkpoint.read_text())["done"]
-    assert 0 < done < 3000 and not (out / "en" / "acme" / "tiny.tsv").exists()
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)], capture_output=True,
+                            text=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert json.loads(checkpoint.read_text())["done"] == 500
+    assert not (out / "en" / "acme" / "tiny.tsv").exists()
 
     resumed = subprocess.run([*cli, *args, "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert f"resuming from {checkpoint}: {done} pairs done" in resumed.stderr
+    assert f"resuming from {checkpoint}: 500 pairs done" in resumed.stderr
     assert (out / "en/acme/tiny.tsv").read_bytes() == (tmp_path / "whole/en/acme/tiny.tsv").read_bytes()
     assert not checkpoint.exists()
 
 
 def test_push_dry_run_lists_files_without_network(tmp_path, capsys):
-    from fastbertscore.baseline_cli import main
+    from fastbertscore.cli.baseline import main
 
-    root = Path(__file__).resolve().parents[1] / "baselines"
+    root = REPO / "baselines"
     assert main(["push", "--repo", "acme/baselines", "--root", str(root), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "add en/roberta-large.tsv" in out and "add manifest.json" in out and "add README.md" in out

@@ -11,15 +11,15 @@ from pathlib import Path
 import bert_score
 import pytest
 import torch
+from hub import FIND_BASELINE, run_python, serve_dataset_repo
+from paths import REPO
 
 import fastbertscore as fb
-from fastbertscore.baselines import BaselineError, parse_baseline, read_baseline
-from fastbertscore.store import SHIPPED_DIRS, baseline_relpath, find_baseline
-from hub import FIND_BASELINE, run_python, serve_dataset_repo
+from fastbertscore.baselines.lookup import SHIPPED_DIRS, baseline_relpath, find_baseline
+from fastbertscore.baselines.table import BaselineError, parse_baseline, read_baseline
 
-REPO = "testorg/baselines"
+HUB_REPO = "testorg/baselines"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def hub(tmp_path_factory):
     root = tmp_path_factory.mktemp("hub")
     table = "LAYER,P,R,F\n" + "".join(f"{i},{0.1 + i / 20},{0.15 + i / 20},{0.12 + i / 20}\n" for i in range(7))
     files = {"de/sentence-transformers/all-MiniLM-L6-v2.tsv": table, "fr/acme/broken.tsv": "LAYER,P,R,F\n0,0.1,0.2\n"}
-    for port in serve_dataset_repo(root, REPO, files):
+    for port in serve_dataset_repo(root, HUB_REPO, files):
         yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
 
 
@@ -37,15 +37,19 @@ def _run(code: str, env_extra: dict) -> dict:
 
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
-    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     first = _run(FIND_BASELINE.format(lang="de", model=MINILM), env)
-    assert first["source"].startswith(f"Hub {hub['endpoint']} {REPO}@main:de/")
+    assert first["source"].startswith(f"Hub {hub['endpoint']} {HUB_REPO}@main:de/")
     assert first["text"] == hub["table"] and first["path"].startswith(str(tmp_path / "hf"))
     offline = _run(FIND_BASELINE.format(lang="de", model=MINILM), {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
     assert offline["source"].startswith("HF cache") and offline["text"] == hub["table"]
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_hub_baseline_rescales_scores(hub, tmp_path):
     code = f"""
 import json, fastbertscore as fb
@@ -54,7 +58,7 @@ cands, refs = ["the cat sat on the mat", "it rains"], ["a cat was on the mat", "
 raw = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3)
 print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.tolist() for x in raw], "hash": h}}))
 """
-    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(code, env)
     baseline = parse_baseline(hub["table"], "hub")[3]
     expected = (torch.tensor(out["raw"]).T - baseline) / (1 - baseline)
@@ -62,8 +66,10 @@ print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.t
     assert ")-rescaled_baseline=" in out["hash"] and "custom" not in out["hash"]
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
-    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(FIND_BASELINE.format(lang="de", model="acme/unknown-model"), env)
     message = out["error"]
     assert "no rescaling baseline for model 'acme/unknown-model' and lang='de'" in message
@@ -71,15 +77,17 @@ def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
     assert "bertscore-baseline build --model acme/unknown-model --lang de" in message
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_malformed_baseline_from_the_hub_names_the_file(hub, tmp_path):
     code = FIND_BASELINE.format(lang="fr", model="acme/broken") + """
-from fastbertscore.baselines import read_baseline
+from fastbertscore.baselines.table import read_baseline
 try:
     read_baseline(path)
 except BaselineError as e:
     print(json.dumps({"error": str(e)}))
 """
-    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": REPO}
+    env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(code, env)
     assert "broken.tsv line 2: expected 4 columns, got 3" in out["error"]
 
@@ -135,13 +143,13 @@ def test_missing_baseline_is_an_error_not_unrescaled_scores(minilm_path):
 
 
 def test_manifest_covers_every_file():
-    manifest = json.loads((ROOT / "baselines" / "manifest.json").read_text())
-    files = {p.relative_to(ROOT / "baselines").as_posix() for p in (ROOT / "baselines").rglob("*.tsv")}
+    manifest = json.loads((REPO / "baselines" / "manifest.json").read_text())
+    files = {p.relative_to(REPO / "baselines").as_posix() for p in (REPO / "baselines").rglob("*.tsv")}
     assert set(manifest["files"]) == files
-    from fastbertscore.manifest import sha256
+    from fastbertscore.files import sha256_of
 
     for relpath, entry in manifest["files"].items():
-        assert entry["sha256"] == sha256(ROOT / "baselines" / relpath), relpath
+        assert entry["sha256"] == sha256_of(REPO / "baselines" / relpath), relpath
 
 
 def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, mt_pairs):
@@ -154,5 +162,5 @@ def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, 
     raw = fb.score(cands, refs, model_type=MINILM)
     for ours, x, i in zip((P, R, F), raw, range(3)):
         assert torch.allclose(ours, (x - b[i]) / (1 - b[i]), atol=1e-6)
-    entry = json.loads((ROOT / "baselines" / "manifest.json").read_text())["files"]["en/sentence-transformers/all-MiniLM-L6-v2.tsv"]
+    entry = json.loads((REPO / "baselines" / "manifest.json").read_text())["files"]["en/sentence-transformers/all-MiniLM-L6-v2.tsv"]
     assert entry["source"] == "computed" and entry["pairs"] == 100_000 and entry["max_standard_error_F"] < 1e-3

@@ -6,16 +6,16 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from paths import SHIPPED_BASELINE
 
 import fastbertscore as fb
-from fastbertscore.cli import main, show_main
+from fastbertscore.cli.main import main
+from fastbertscore.cli.show import main as show_main
 
 MINILM = fb.DEFAULT_MODEL
-BASELINE = Path(__file__).resolve().parents[1] / "baselines" / "en" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv"
 
 
 @pytest.fixture()
@@ -58,10 +58,11 @@ def test_strings_several_references(capsys):
     assert _json(capsys)["F1"] == pytest.approx(float(F[0]), abs=1e-7)
 
 
+@pytest.mark.slow
 def test_stdin_and_default_model(files):
     paths, cands, refs = files
     done = subprocess.run(
-        [sys.executable, "-m", "fastbertscore.cli", "-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"],
+        [sys.executable, "-m", "fastbertscore.cli.main", "-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"],
         input=paths["cand"].read_text(encoding="utf-8"), capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
@@ -147,22 +148,24 @@ def _numbers(stdout: str) -> list[list[float]]:
     return [[float(x) for x in head]] + [[float(x) for x in line.split("\t")] for line in lines[1:]]
 
 
+@pytest.mark.slow
 def test_bertscore_takes_bert_score_flags_with_the_same_meaning(files, minilm_path):
     paths, _, _ = files
     args = ["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", minilm_path, "-l", "4",
             "-b", "3", "--nthreads", "2", "--idf", "-s", "--lang", "en", "--rescale_with_baseline",
-            "--baseline_path", str(BASELINE)]
+            "--baseline_path", str(SHIPPED_BASELINE)]
     theirs = _numbers(_run([shutil.which("bert-score"), *args]))
-    ours = _numbers(_run([sys.executable, "-m", "fastbertscore.cli", *args]))
+    ours = _numbers(_run([sys.executable, "-m", "fastbertscore.cli.main", *args]))
     assert len(ours) == len(theirs) == 9  # the mean and 8 pairs
     assert torch.allclose(torch.tensor(ours), torch.tensor(theirs), atol=1.5e-6, rtol=0)  # printed to 6 decimals
 
 
+@pytest.mark.slow
 def test_bertscore_show_takes_bert_score_show_flags(minilm_path, tmp_path):
     args = ["-c", "The cat sat on the mat.", "-r", "A cat was sitting on the mat.", "-m", minilm_path, "-l", "4",
-            "--lang", "en", "--rescale_with_baseline", "--baseline_path", str(BASELINE)]
+            "--lang", "en", "--rescale_with_baseline", "--baseline_path", str(SHIPPED_BASELINE)]
     _run([shutil.which("bert-score-show"), *args, "-f", str(tmp_path / "theirs.png")])
-    out = _run([sys.executable, "-c", "import sys; from fastbertscore.cli import show_main; sys.exit(show_main())",
+    out = _run([sys.executable, "-c", "import sys; from fastbertscore.cli.show import main; sys.exit(main())",
                 *args, "-f", str(tmp_path / "ours.png")])
     for name in ("theirs.png", "ours.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

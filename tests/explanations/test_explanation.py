@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import fastbertscore as fb
-from fastbertscore.explain import THRESHOLDS, explain, split_sentences
-from fastbertscore.plot import similarity_figure
+from fastbertscore.explanations.explanation import THRESHOLDS, explain, split_sentences
+from fastbertscore.explanations.plot import similarity_figure
 
 REF = "The president met the prime minister in Paris on Monday, and they signed a new trade agreement."
 CAND = "The president met the prime minister in Paris on Monday."

@@ -1,4 +1,4 @@
-"""Meta-evaluation on a slice of the shared WMT human judgments (skipped when ../shared/data is absent)."""
+"""Meta-evaluation on real human ratings: 120 rows of the WMT21 is-en judgments kept in tests/data."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ import math
 import numpy as np
 import pytest
 import sacrebleu
-from conftest import HUMAN_TSV
+from paths import RATINGS
 from scipy import stats
 
 import fastbertscore as fb
-from fastbertscore import metaeval, registry
-from fastbertscore.cli import main
-from fastbertscore.tables import fallback_layer
+from fastbertscore import metaeval
+from fastbertscore.cli.main import main
+from fastbertscore.pipeline import layer_registry as registry
+from fastbertscore.pipeline.layers import fallback_layer
 
-pytestmark = pytest.mark.skipif(not HUMAN_TSV.exists(), reason="../shared/data/human_judgments_toen.tsv is absent")
 MINILM = fb.DEFAULT_MODEL
 
 
 @pytest.fixture(scope="module")
 def data():
-    return metaeval.read_judgments(HUMAN_TSV, limit=80)
+    return metaeval.read_judgments(RATINGS, limit=80)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_bad_files(tmp_path):
 def test_tune_layer_records_a_layer_that_score_then_uses(tiny_model, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(tmp_path / "layers.json"))
     path = tiny_model("bert")
-    code = main(["tune-layer", "--data", str(HUMAN_TSV), "--limit", "60", "--model", path, "--bootstrap", "0",
+    code = main(["tune-layer", "--data", str(RATINGS), "--limit", "60", "--model", path, "--bootstrap", "0",
                  "--no-surface", "--record", "--out", str(tmp_path / "t.md"), "--plot", str(tmp_path / "t.png")])
     assert code == 0
     best = registry.tuned_layer(path)

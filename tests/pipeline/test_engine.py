@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 import fastbertscore as fb
-from fastbertscore.embed import length_batches
-from fastbertscore.engine import Budget, Weights, score_pairs
+from fastbertscore.pipeline.embed import length_batches
+from fastbertscore.pipeline.engine import Budget, Weights, score_pairs
 from fastbertscore.validate import check_pairs
 
 

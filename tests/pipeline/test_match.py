@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fastbertscore.match import greedy_match, normalize
+from fastbertscore.pipeline.match import greedy_match, normalize
 
 
 def _one(vectors):

@@ -9,7 +9,13 @@ import pytest
 import torch
 
 import fastbertscore as fb
-from fastbertscore.windows import WindowSpec, plan, special_layout, stitch, window_ids
+from fastbertscore.pipeline.windows import (
+    WindowSpec,
+    plan,
+    special_layout,
+    stitch,
+    window_ids,
+)
 
 MINILM = fb.DEFAULT_MODEL
 TEXT = (
@@ -99,6 +105,7 @@ def test_idf_is_counted_on_full_sequences_in_window_mode():
     assert cut.token_weights([token]).item() == pytest.approx(math.log(4 / 2), abs=1e-6)  # the cut hides one
 
 
+@pytest.mark.slow
 def test_twenty_thousand_token_document(window_scorer):
     doc = (TEXT * 400).strip()
     n = len(window_scorer.tokenizer(doc)["input_ids"])

@@ -10,8 +10,7 @@ import torch
 import torch.multiprocessing as mp
 
 import fastbertscore as fb
-from fastbertscore.distributed import score_distributed, shard_bounds
-from servers import free_port
+from fastbertscore.scale.distributed import score_distributed, shard_bounds
 
 
 def test_shards_cover_every_pair_once():
@@ -21,10 +20,11 @@ def test_shards_cover_every_pair_once():
             assert [i for a, b in bounds for i in range(a, b)] == list(range(n))
 
 
-def _worker(rank, world, port, model, cands, refs, out_dir):
+def _worker(rank, world, rendezvous, model, cands, refs, out_dir):
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    # A file rendezvous: no port to pick, so nothing another process on the machine can take first.
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world)
     try:
         result = {}
         for idf in (False, True):
@@ -38,13 +38,14 @@ def _worker(rank, world, port, model, cands, refs, out_dir):
         dist.destroy_process_group()
 
 
+@pytest.mark.distributed
+@pytest.mark.slow
 @pytest.mark.parametrize("multi_ref", [False, True])
 def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, multi_ref):
     model = tiny_model("bert")
     cands = mt_pairs[0][:7]  # not divisible by the world size
     refs = [[r, mt_pairs[0][-1]] for r in mt_pairs[1][:7]] if multi_ref else mt_pairs[1][:7]
-    port = free_port()
-    mp.spawn(_worker, args=(2, port, model, cands, refs, str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(2, str(tmp_path / "rendezvous"), model, cands, refs, str(tmp_path)), nprocs=2, join=True)
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     for idf in (False, True):
         single = fb.score(cands, refs, model_type=model, num_layers=2, idf=idf)

@@ -8,8 +8,9 @@ import torch
 import fastbertscore as fb
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra fastbertscore[ray] (in requirements-test.txt)")
-from fastbertscore.raydata import main, score_ray_dataset, score_with_ray  # noqa: E402
+from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray  # noqa: E402
 
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 MINILM = fb.DEFAULT_MODEL
 
 

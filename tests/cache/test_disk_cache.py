@@ -1,0 +1,62 @@
+"""The disk cache of embeddings: shared across scorers and restarts, keyed by model and settings, and a damaged
+file is detected, reported and rebuilt, never used."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fastbertscore as fb
+
+MINILM = fb.DEFAULT_MODEL
+
+
+def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_path):
+    cands, refs = mt_pairs[0][:20], mt_pairs[1][:20]
+    plain = fb.score(cands, refs, model_type=MINILM, num_layers=4)
+    first = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
+    first.score(cands, refs)
+    assert first.disk_cache.hits == 0 and first.disk_cache.misses == len(set(cands) | set(refs))
+    again = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path, cache_mb=8)  # as after a restart
+    for a, b in zip(again.score(cands, refs), plain):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert again.disk_cache.hits == len(set(cands) | set(refs)) and again.disk_cache.misses == 0
+    other_layer = fb.BERTScorer(model_type=MINILM, num_layers=3, cache_dir=tmp_path)
+    assert other_layer.disk_cache.folder != first.disk_cache.folder
+    bf16 = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path, dtype="bfloat16")
+    assert bf16.disk_cache.folder != first.disk_cache.folder
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip a byte", "empty", "garbage"])
+def test_corrupted_embedding_cache_file_is_detected_and_rebuilt(mt_pairs, tmp_path, damage, caplog):
+    cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
+    scorer = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
+    expected = scorer.score(cands, refs)
+    path = scorer.disk_cache.path_for(scorer.tokenizer(refs[0])["input_ids"])
+    data = path.read_bytes()
+    damaged = {
+        "truncate": data[: len(data) - 100],
+        "flip a byte": data[:-10] + bytes([data[-10] ^ 0x40]) + data[-9:],
+        "empty": b"",
+        "garbage": b"\x00" * len(data),
+    }[damage]
+    path.write_bytes(damaged)
+    fresh = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
+    with caplog.at_level("WARNING", logger="fastbertscore.cache.disk"):
+        got = fresh.score(cands, refs)
+    for a, b in zip(got, expected):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert fresh.disk_cache.corrupted == 1
+    assert str(path) in caplog.text and "is corrupted" in caplog.text
+    after_restart = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
+    after_restart.score(cands, refs)  # the entry was rebuilt: every text is a valid hit again
+    assert after_restart.disk_cache.corrupted == 0 and after_restart.disk_cache.misses == 0
+
+
+def test_cache_dir_must_be_a_folder(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="exists and is not a folder"):
+        fb.BERTScorer(model_type=MINILM, cache_dir=tmp_path / "file")
+    with pytest.raises(TypeError, match="cache_dir must be a folder path"):
+        fb.BERTScorer(model_type=MINILM, cache_dir=3)

@@ -1,0 +1,35 @@
+"""The in-process embedding cache: reused across calls, never changes a score, stays within its budget."""
+
+from __future__ import annotations
+
+import torch
+
+import fastbertscore as fb
+from fastbertscore.cache.memory import EmbeddingCache
+
+MINILM = fb.DEFAULT_MODEL
+
+
+def test_cache_reuses_references_without_changing_scores(mt_pairs):
+    cands, refs = mt_pairs
+    cached = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_mb=64)
+    plain = fb.BERTScorer(model_type=MINILM, num_layers=4)
+    first = cached.score(cands[:30], refs[:30])
+    misses = cached.cache.misses
+    second = cached.score(cands[30:], refs[:30])  # another "system" against the same references
+    assert cached.cache.hits >= len(set(refs[:30]) - set(cands[30:]))
+    assert cached.cache.misses - misses <= len(set(cands[30:]) | set(refs[:30]))
+    for a, b in zip(second, plain.score(cands[30:], refs[:30])):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    for a, b in zip(first, plain.score(cands[:30], refs[:30])):
+        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+
+
+def test_cache_stays_within_its_budget():
+    cache = EmbeddingCache(max_bytes=3 * 4 * 10 * 8)  # room for three (10, 8) float32 tensors
+    for i in range(5):
+        cache.put([i], torch.zeros(10, 8))
+    assert len(cache) == 3 and cache.bytes <= cache.max_bytes
+    assert cache.get([0]) is None and cache.get([4]) is not None
+    cache.put([99], torch.zeros(1000, 8))  # larger than the whole budget: not kept
+    assert cache.get([99]) is None

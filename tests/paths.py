@@ -1,0 +1,11 @@
+"""Where the tests find the repository, their own small data, and the optional shared data."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+#: 120 rows of the shared WMT to-English judgments, kept here so that every test runs without ../shared.
+RATINGS = DATA / "wmt_toen_sample.tsv"
+#: The whole shared file (19,238 rows): benchmarks and optional long tests only, skipped when absent.
+SHARED_RATINGS = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
+SHIPPED_BASELINE = REPO / "baselines" / "en" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv"

@@ -1,0 +1,45 @@
+"""Encoders: found offline, cut at the chosen layer (its output is that layer's hidden state), limits read right."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastbertscore.pipeline.models import (
+    load_encoder,
+    load_tokenizer,
+    max_input_length,
+    model_depth,
+    resolve_model_source,
+)
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_the_embedded_model_is_found_in_site_packages(minilm_path):
+    assert resolve_model_source(MINILM) == minilm_path
+    assert resolve_model_source("all-MiniLM-L6-v2") == minilm_path
+
+
+# Not T5-style encoders: a cut one applies the final layer norm to its last kept layer (as bert-score's cut
+# does), while their hidden_states[k] are un-normed for k < depth; tests/test_parity.py covers them.
+@pytest.mark.parametrize("family", ["bert", "roberta", "deberta-v2"])
+def test_a_cut_encoder_returns_the_hidden_state_of_its_layer(tiny_model, family):
+    path = tiny_model(family)
+    tokenizer = load_tokenizer(path)
+    whole = load_encoder(path, None, all_layers=True)
+    ids = torch.tensor([tokenizer("a cat sat on the mat")["input_ids"]])
+    mask = torch.ones_like(ids)
+    with torch.inference_mode():
+        every = whole(ids, mask)  # (1, T, L + 1, D)
+        for layer in (0, 1, whole.depth):
+            cut = load_encoder(path, layer)
+            assert cut.num_layers == layer and model_depth(cut.module) in (layer, max(layer, 1))
+            assert torch.allclose(cut(ids, mask), every[:, :, layer], atol=1e-5), layer
+
+
+def test_a_tokenizer_without_a_limit_gets_the_models_positions(tiny_model):
+    path = tiny_model("bert")
+    tokenizer, encoder = load_tokenizer(path), load_encoder(path, 1)
+    tokenizer.model_max_length = int(1e30)  # what many tokenizers report
+    assert max_input_length(tokenizer, encoder) == encoder.module.config.max_position_embeddings

@@ -1,0 +1,60 @@
+"""Token weights: idf equal to bert-score's get_idf_dict, plain weights, user mappings, and the 0/0 fallback."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+import torch
+from bert_score.utils import get_idf_dict
+
+from fastbertscore.pipeline.models import load_tokenizer
+from fastbertscore.pipeline.tokens import tokenize
+from fastbertscore.pipeline.weights import (
+    document_frequencies,
+    idf_table,
+    plain_table,
+    sentence_weights,
+    table_from_mapping,
+)
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer(MINILM)
+
+
+def test_idf_equals_bert_scores_idf_dict(tokenizer, mt_pairs):
+    refs = mt_pairs[1][:30]
+    ids = tokenize(tokenizer, refs, 512).ids
+    table = idf_table(document_frequencies(ids, tokenizer.vocab_size), len(refs))
+    reference = get_idf_dict(refs, tokenizer, nthreads=1)
+    seen = sorted({t for seq in ids for t in seq})
+    assert torch.allclose(table[seen], torch.tensor([reference[t] for t in seen], dtype=torch.float32), atol=0, rtol=0)
+    unseen = next(t for t in range(tokenizer.vocab_size) if t not in set(seen))
+    assert float(table[unseen]) == pytest.approx(reference[unseen])  # log(M + 1), the defaultdict's default
+
+
+def test_plain_weights_zero_the_special_tokens(tokenizer):
+    table = plain_table(tokenizer.vocab_size, [tokenizer.cls_token_id, tokenizer.sep_token_id, None])
+    ids = tokenize(tokenizer, ["a cat"], 512).ids[0]
+    assert sentence_weights(ids, table, table).tolist() == [0.0] + [1.0] * (len(ids) - 2) + [0.0]
+
+
+def test_mappings_need_a_weight_for_every_token_or_a_default():
+    partial = table_from_mapping({5: 2.0}, 10)
+    with pytest.raises(ValueError, match="idf has no weight for token id 7"):
+        sentence_weights([5, 7], partial, partial)
+    with_default = table_from_mapping(defaultdict(lambda: 0.5, {5: 2.0}), 10)
+    assert sentence_weights([5, 7], with_default, with_default).tolist() == [2.0, 0.5]
+    with pytest.raises(TypeError, match="got key 'x'"):
+        table_from_mapping({"x": 1.0}, 10)
+
+
+def test_all_zero_idf_falls_back_to_plain_weights():
+    # One reference: every token has df = M, idf 0 everywhere, and bert-score divides 0 by 0.
+    idf = idf_table(document_frequencies([[1, 4, 2]], 8), 1)
+    plain = plain_table(8, [1, 2])
+    assert sentence_weights([1, 4, 2], idf, plain).tolist() == [0.0, 1.0, 0.0]

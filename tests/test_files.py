@@ -1,0 +1,59 @@
+"""Files in and out: the readers, the atomic write, and the Hub's two content hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+
+import pytest
+
+from fastbertscore.files import git_blob_id, pairs_from_rows, read_lines, read_rows, sha256_of, write_atomic
+
+
+def test_read_lines_keeps_blank_lines_so_line_numbers_stay_texts(tmp_path):
+    path = tmp_path / "cands.txt"
+    path.write_text(" a cat \n\nit rains\n", encoding="utf-8")
+    assert read_lines(path) == ["a cat", "", "it rains"]
+    (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="cannot read .*latin1.txt"):
+        read_lines(tmp_path / "latin1.txt")
+
+
+def test_csv_fields_may_hold_line_breaks_and_unicode_separators(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text('candidate,reference\n"two\nlines","one\u2028line"\nplain,text\n', encoding="utf-8")
+    rows = read_rows(path)
+    assert rows == [{"candidate": "two\nlines", "reference": "one\u2028line"}, {"candidate": "plain", "reference": "text"}]
+    assert pairs_from_rows(rows, "candidate", ["reference"]) == (["two\nlines", "plain"], ["one\u2028line", "text"])
+
+
+def test_json_lines_errors_name_the_line(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"candidate": "a", "reference": "b"}\n\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="pairs.jsonl line 3: expected a JSON object"):
+        read_rows(path)
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_write_atomic_replaces_whole_files_and_leaves_no_temporary(tmp_path, durable):
+    path = tmp_path / "deep" / "table.tsv"
+    write_atomic(path, "first\n", durable=durable)
+    write_atomic(path, b"second\n", durable=durable)
+    assert path.read_bytes() == b"second\n"
+    assert [p.name for p in path.parent.iterdir()] == ["table.tsv"]
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path):
+    path = tmp_path / "table.tsv"
+    write_atomic(path, "old\n")
+    with pytest.raises(TypeError):
+        write_atomic(path, 42)  # not text or bytes: fails after the temporary file was made
+    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["table.tsv"]
+
+
+def test_content_hashes_are_the_ones_git_and_the_hub_use(tmp_path):
+    path = tmp_path / "baseline.tsv"
+    path.write_bytes(b"LAYER,P,R,F\n0,0.1,0.2,0.3\n\x00\xff")
+    git = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+    assert git_blob_id(path) == git
+    assert sha256_of(path) == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,124 @@
+"""The package's shape, as ARCHITECTURE.md describes it: no import cycles, imports only downward through the
+layers, no module named like a standard-library one, and every subpackage in the wheel."""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+import pytest
+import tomllib
+from paths import REPO
+
+PACKAGE = REPO / "fastbertscore"
+
+# Lowest first: a module may import from its own layer or a lower one, never a higher one.
+LAYERS = [
+    ("foundation", ["_version", "hardware", "validate", "files", "hashing", "signature", "result"]),
+    ("embedding caches", ["cache"]),
+    ("pipeline", ["pipeline"]),
+    ("settings and baselines", ["settings", "baselines"]),
+    ("scorer", ["scorer", "matrix", "compute"]),
+    ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale"]),
+    ("command line", ["cli"]),
+    ("public API", ["", "__main__"]),
+]
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _layer(module: str) -> int:
+    """Index in LAYERS of the longest matching prefix (``fastbertscore.baselines.build`` beats ``…baselines``)."""
+    rest = module.removeprefix("fastbertscore").removeprefix(".")
+    best, best_len = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (rest == prefix or rest.startswith(prefix + ".") or (prefix == "" and rest == "")) and len(prefix) > best_len:
+                best, best_len = index, len(prefix)
+    assert best is not None, f"{module} is in no layer of tests/test_layout.py: add it where ARCHITECTURE.md puts it"
+    return best
+
+
+def _imports(module: str) -> set[str]:
+    """Modules of this package that ``module`` imports anywhere (functions included), plus, for each, the
+    ``__init__`` of its subpackage, which Python runs first (the root package's is left out: it runs before
+    anything and only re-exports)."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] != "fastbertscore":
+                continue
+            while name not in MODULES:  # `import fastbertscore.x.y as z` of a name inside a module
+                name = name.rpartition(".")[0]
+            found.add(name)
+            parent = name.rpartition(".")[0]
+            while parent.count(".") and not module.startswith(parent + "."):  # its own package runs first anyway
+                found.add(parent)
+                parent = parent.rpartition(".")[0]
+    found.discard(module)
+    return found
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def test_there_are_no_import_cycles():
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module, path):
+        state[module] = 1
+        for target in sorted(GRAPH[module]):
+            if state.get(target) == 1:
+                cycle = path[path.index(target):] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, path + [target])
+        state[module] = 2
+
+    for module in MODULES:
+        if module not in state:
+            visit(module, [module])
+
+
+def test_imports_only_go_down_the_layers():
+    upward = [
+        f"{module} ({LAYERS[_layer(module)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for module, targets in GRAPH.items() for target in targets if _layer(target) > _layer(module)
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_checker_sees_imports_inside_functions():
+    # cli.show imports the scorer only inside its run function: the graph must still have that edge.
+    assert "fastbertscore.scorer" in GRAPH["fastbertscore.cli.show"]
+    assert "fastbertscore.pipeline.tokens" in GRAPH["fastbertscore.pipeline.engine"]
+    # …and the subpackage __init__ that Python runs before a module of it.
+    assert "fastbertscore.baselines" in GRAPH["fastbertscore.scorer"]
+
+
+def test_no_module_is_named_like_a_standard_library_one():
+    clashes = [m for m in MODULES if m.rpartition(".")[2] in sys.stdlib_module_names]
+    assert not clashes, clashes
+
+
+def test_every_subpackage_is_in_the_wheel():
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {_module_name(path) for path in PACKAGE.rglob("__init__.py")}
+    assert packages <= listed, f"pyproject.toml [tool.setuptools] packages lacks {sorted(packages - listed)}"
