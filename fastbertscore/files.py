@@ -1,4 +1,4 @@
-"""Files in and out: one reader per input format (text lines; CSV, TSV and JSON Lines tables), one writer of
+"""Files in and out: one reader per input format (text lines, JSON Lines, CSV/TSV/JSONL tables), one writer of
 score tables, one atomic write, and the two content hashes the Hub uses (git blob id, sha256)."""
 
 from __future__ import annotations
@@ -24,6 +24,33 @@ def read_lines(path: str | Path) -> list[str]:
         raise ValueError(f"cannot read {path}: {error}") from None
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read {path.name}: {error}") from None
+
+
+def _json_values(text: str, name: str):
+    """(line number, value) of each non-blank line. Split on "\\n" only: JSON strings may hold U+2028 raw."""
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                yield line_no, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{name} line {line_no}: not valid JSON ({error.msg})") from None
+
+
+def read_json_lines(path: str | Path) -> list:
+    """The JSON value on each non-blank line of a JSON Lines file (lists of texts for MBR, objects for pairs).
+
+    Raises:
+        ValueError: unreadable file, or a line that is not JSON (named by its number).
+    """
+    path = Path(path)
+    return [value for _, value in _json_values(_read_text(path), path.name)]
+
+
 def read_rows(path: str | Path) -> list[dict]:
     """Rows of a ``.csv``, ``.tsv`` or ``.jsonl`` file as dicts (header row for CSV/TSV).
 
@@ -32,27 +59,18 @@ def read_rows(path: str | Path) -> list[dict]:
     """
     path = Path(path)
     suffix = path.suffix.lower()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read {path.name}: {error}") from None
+    if suffix not in (".csv", ".tsv", ".jsonl", ".json"):
+        raise ValueError(f"{path.name}: expected a .csv, .tsv or .jsonl file")
+    text = _read_text(path)
     if suffix in (".csv", ".tsv"):
         # A StringIO, not splitlines(): a quoted field may hold a line break, and U+2028 is not one for CSV.
         return list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ","))
-    if suffix in (".jsonl", ".json"):
-        rows = []
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path.name} line {line_no}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path.name} line {line_no}: expected a JSON object")
-            rows.append(row)
-        return rows
-    raise ValueError(f"{path.name}: expected a .csv, .tsv or .jsonl file")
+    rows = []
+    for line_no, row in _json_values(text, path.name):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path.name} line {line_no}: expected a JSON object")
+        rows.append(row)
+    return rows
 
 
 def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) -> tuple[list[str], list]:

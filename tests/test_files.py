@@ -7,7 +7,9 @@ import subprocess
 
 import pytest
 
-from fastbertscore.files import git_blob_id, pairs_from_rows, read_lines, read_rows, sha256_of, write_atomic
+from fastbertscore.files import (
+    git_blob_id, pairs_from_rows, read_json_lines, read_lines, read_rows, sha256_of, write_atomic,
+)
 
 
 def test_read_lines_keeps_blank_lines_so_line_numbers_stay_texts(tmp_path):
@@ -25,6 +27,15 @@ def test_csv_fields_may_hold_line_breaks_and_unicode_separators(tmp_path):
     rows = read_rows(path)
     assert rows == [{"candidate": "two\nlines", "reference": "one\u2028line"}, {"candidate": "plain", "reference": "text"}]
     assert pairs_from_rows(rows, "candidate", ["reference"]) == (["two\nlines", "plain"], ["one\u2028line", "text"])
+
+
+def test_json_lines_hold_any_value_and_unicode_line_separators(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text('["a\u2028b", "c"]\n\n{"k": 1}\n', encoding="utf-8")
+    assert read_json_lines(path) == [["a\u2028b", "c"], {"k": 1}]
+    path.write_text('["a"]\n\n["b",\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="samples.jsonl line 3: not valid JSON"):
+        read_json_lines(path)
 
 
 def test_json_lines_errors_name_the_line(tmp_path):

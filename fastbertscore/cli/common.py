@@ -4,14 +4,13 @@ files, strings or stdin, and one-line errors with exit codes (0 ok, 2 bad input 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 import sys
 from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.files import read_lines
+from fastbertscore.files import read_json_lines, read_lines
 from fastbertscore.pipeline.layers import DEFAULT_MODEL
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 
@@ -50,15 +49,9 @@ def file_lines(path: Path, flag: str) -> list[str]:
 
 
 def json_lines(path: Path, flag: str) -> list:
-    rows = []
-    for number, line in enumerate(file_lines(path, flag), start=1):
-        if not line:
-            continue
-        try:
-            rows.append(json.loads(line))
-        except ValueError as error:
-            raise InputError(f"{path} line {number}: not JSON ({error})") from None
-    return rows
+    if not path.is_file():
+        raise InputError(f"{flag} {path}: file not found")
+    return read_json_lines(path)
 
 
 def settings_from(args, prog: str) -> Settings:
