@@ -122,3 +122,12 @@ def test_every_subpackage_is_in_the_wheel():
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {_module_name(path) for path in PACKAGE.rglob("__init__.py")}
     assert packages <= listed, f"pyproject.toml [tool.setuptools] packages lacks {sorted(packages - listed)}"
+
+
+def test_architecture_md_names_every_part():
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = {m.rpartition(".")[2] for m in MODULES if m.count(".") == 1 or m.startswith(
+        ("fastbertscore.pipeline.", "fastbertscore.baselines.", "fastbertscore.cache."))}
+    missing = sorted(n for n in named - {"__main__", "_version", "__init__"} if f"`{n}" not in text and f"{n}`" not in text
+                     and f"{n}/" not in text and f"{n}.py" not in text)
+    assert not missing, f"ARCHITECTURE.md does not say where these live: {missing}"
