@@ -8,7 +8,7 @@ from fastbertscore.files import pairs_from_rows, read_rows
 from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
 from fastbertscore.matrix import MBRResult
-from fastbertscore.pipeline.layers import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import (
     BERTScorer,

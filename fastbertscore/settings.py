@@ -14,7 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
-from fastbertscore.pipeline.layers import model_for_lang
+from fastbertscore.pipeline.defaults import model_for_lang
 from fastbertscore.validate import (
     LONG_INPUTS,
     check_idf_sents,

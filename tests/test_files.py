@@ -8,7 +8,13 @@ import subprocess
 import pytest
 
 from fastbertscore.files import (
-    git_blob_id, pairs_from_rows, read_json_lines, read_lines, read_rows, sha256_of, write_atomic,
+    git_blob_id,
+    pairs_from_rows,
+    read_json_lines,
+    read_lines,
+    read_rows,
+    sha256_of,
+    write_atomic,
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import fastbertscore as fb
-from fastbertscore.pipeline.layers import fallback_layer
+from fastbertscore.pipeline.defaults import fallback_layer
 
 
 def test_empty_and_blank_texts_score_zero(minilm_path, mt_pairs, caplog):

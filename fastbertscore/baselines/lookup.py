@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import git_blob_id, sha256_of
-from fastbertscore.pipeline.layers import DEFAULT_MODEL
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.pipeline.models import resolve_model_source
 
 logger = logging.getLogger(__name__)

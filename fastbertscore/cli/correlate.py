@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 from fastbertscore.cli.common import guarded
-from fastbertscore.pipeline.layers import DEFAULT_MODEL
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.settings import add_arguments, from_arguments
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fastbertscore.pipeline.layers import DEFAULT_MODEL, default_layer
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL, default_layer
 from fastbertscore.validate import check_num_layers
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import fastbertscore as fb
 from fastbertscore import metaeval
 from fastbertscore.cli.main import main
 from fastbertscore.pipeline import layer_registry as registry
-from fastbertscore.pipeline.layers import fallback_layer
+from fastbertscore.pipeline.defaults import fallback_layer
 
 MINILM = fb.DEFAULT_MODEL
 

@@ -6,7 +6,7 @@ import bert_score
 import bert_score.utils
 
 import fastbertscore as fb
-from fastbertscore.pipeline.layers import fallback_layer, layer_source, model_for_lang
+from fastbertscore.pipeline.defaults import fallback_layer, layer_source, model_for_lang
 
 
 def test_model_table_is_the_published_one_plus_the_tuned_default():
