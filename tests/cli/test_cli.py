@@ -170,3 +170,21 @@ def test_bertscore_show_takes_bert_score_show_flags(minilm_path, tmp_path):
     for name in ("theirs.png", "ours.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"heatmap: {tmp_path / 'ours.png'}" in out
+
+
+def test_one_entry_reaches_every_command(capsys, tmp_path):
+    from paths import REPO
+
+    from fastbertscore.cli.main import COMMANDS
+
+    assert set(COMMANDS) == {"pairwise", "mbr", "correlate", "tune-layer", "env", "show", "baseline"}
+    assert main(["baseline", "push", "--repo", "acme/baselines", "--root", str(REPO / "baselines"), "--dry-run"]) == 0
+    assert "files would be compared with datasets/acme/baselines" in capsys.readouterr().out
+    assert main(["show", "-c", "a cat", "-r", "a dog", "-m", MINILM, "-l", "3", "-f", str(tmp_path / "h.png")]) == 0
+    assert (tmp_path / "h.png").stat().st_size > 1000
+    for command in COMMANDS:  # each answers --help with its own usage, not the scoring command's
+        with pytest.raises(SystemExit) as done:
+            main([command, "--help"])
+        assert done.value.code == 0
+        usage = capsys.readouterr().out
+        assert "-c CAND -r REF" not in usage or command == "show", command
