@@ -33,7 +33,7 @@ def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str], repo_typ
     _git(repo, "commit", "-qm", "baselines")
     relpath, text = next(iter(files.items()))
     prefix = "" if repo_type == "models" else f"/{repo_type}"
-    for attempt in range(3):
+    for _ in range(3):
         port = unused_port()
         config = root / "olah.toml"
         config.write_text(
