@@ -18,17 +18,15 @@ def read_lines(path: str | Path) -> list[str]:
     Raises:
         ValueError: the file cannot be read or is not UTF-8 (the message names it).
     """
-    try:
-        return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read {path}: {error}") from None
+    return [line.strip() for line in _read_text(Path(path), encoding="utf-8", shown=str(path)).splitlines()]
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, *, encoding: str = "utf-8-sig", shown: str | None = None) -> str:
+    """The file's text; unreadable or not ``encoding``: a ValueError naming it as ``shown`` (default: its name)."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding=encoding)
     except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read {path.name}: {error}") from None
+        raise ValueError(f"cannot read {shown or path.name}: {error}") from None
 
 
 def _json_values(text: str, name: str):

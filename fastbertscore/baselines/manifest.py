@@ -24,4 +24,3 @@ def record(root: Path, relpath: str, **fields) -> dict:
     data["files"] = dict(sorted(data["files"].items()))
     write_atomic(Path(root) / MANIFEST, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return data
-

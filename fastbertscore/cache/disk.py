@@ -83,8 +83,7 @@ class DiskCache:
         if path.exists():
             return
         try:
-            path.parent.mkdir(exist_ok=True)
-            write_atomic(path, _encode(embedding), durable=False)
+            write_atomic(path, _encode(embedding), durable=False)  # makes the shard folder too
         except OSError as error:  # a full or read-only disk costs speed, never a score
             if not self._write_failed:
                 logger.warning("cannot write to the embedding cache %s (%s); going on without it", self.folder, error)

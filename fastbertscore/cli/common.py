@@ -42,16 +42,18 @@ def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
     return None
 
 
-def file_lines(path: Path, flag: str) -> list[str]:
+def _existing(path: Path, flag: str) -> Path:
     if not path.is_file():
         raise InputError(f"{flag} {path}: file not found")
-    return read_lines(path)
+    return path
+
+
+def file_lines(path: Path, flag: str) -> list[str]:
+    return read_lines(_existing(path, flag))
 
 
 def json_lines(path: Path, flag: str) -> list:
-    if not path.is_file():
-        raise InputError(f"{flag} {path}: file not found")
-    return read_json_lines(path)
+    return read_json_lines(_existing(path, flag))
 
 
 def settings_from(args, prog: str) -> Settings:

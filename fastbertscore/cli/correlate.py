@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -11,31 +10,34 @@ from fastbertscore.cli.common import guarded
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.settings import add_arguments, from_arguments
 
+HELP = {
+    "correlate": "correlations per layer, per group and pooled, beside chrF and SentBLEU",
+    "tune-layer": "pick the layer whose F agrees best with the ratings (mean segment-level τ)",
+}
 
-def _parse(argv):
-    parser = argparse.ArgumentParser(prog="bertscore", description="Correlate BERTScore with human ratings.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("correlate", "correlations per layer, per group and pooled, beside chrF and SentBLEU"),
-                       ("tune-layer", "pick the layer whose F agrees best with the ratings (mean segment-level τ)")):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("--data", type=Path, required=True, help="CSV or TSV with candidate, reference and human columns")
-        p.add_argument("-m", "--model", default=DEFAULT_MODEL)
-        p.add_argument("--cand-column", default="candidate")
-        p.add_argument("--ref-column", default="reference")
-        p.add_argument("--human-column", default="human")
-        p.add_argument("--group", default="year,lp", help="comma-separated grouping columns (absent ones are ignored)")
-        p.add_argument("--system-column", default="system")
-        p.add_argument("--segment-column", default="seg_id")
-        p.add_argument("--limit", type=int, help="only the first N rows")
-        p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the 95%% interval of τ (0: none)")
-        p.add_argument("--seed", type=int, default=0)
-        add_arguments(p, exclude=("model_type",))
-        p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
-        p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
-        p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
-        if name == "tune-layer":
-            p.add_argument("--record", action="store_true", help="save the layer as the model's default in the user registry")
-    return parser.parse_args(argv)
+
+def _parse(command: str, argv):
+    p = argparse.ArgumentParser(prog=f"bertscore {command}", description=HELP[command])
+    p.add_argument("--data", type=Path, required=True, help="CSV or TSV with candidate, reference and human columns")
+    p.add_argument("-m", "--model", default=DEFAULT_MODEL)
+    p.add_argument("--cand-column", default="candidate")
+    p.add_argument("--ref-column", default="reference")
+    p.add_argument("--human-column", default="human")
+    p.add_argument("--group", default="year,lp", help="comma-separated grouping columns (absent ones are ignored)")
+    p.add_argument("--system-column", default="system")
+    p.add_argument("--segment-column", default="seg_id")
+    p.add_argument("--limit", type=int, help="only the first N rows")
+    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the 95%% interval of τ (0: none)")
+    p.add_argument("--seed", type=int, default=0)
+    add_arguments(p, exclude=("model_type",))
+    p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
+    p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
+    p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
+    if command == "tune-layer":
+        p.add_argument("--record", action="store_true", help="save the layer as the model's default in the user registry")
+    args = p.parse_args(argv)
+    args.verbose = False
+    return args
 
 
 def _run(args) -> int:
@@ -71,11 +73,10 @@ def _run(args) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """``argv`` starts with the command: ``correlate`` or ``tune-layer``."""
-    args = _parse(argv)
-    args.verbose = False
-    return guarded("bertscore", _run, args)
+    """``bertscore correlate``."""
+    return guarded("bertscore", _run, _parse("correlate", argv))
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def tune_layer(argv: list[str]) -> int:
+    """``bertscore tune-layer``."""
+    return guarded("bertscore", _run, _parse("tune-layer", argv))

@@ -6,12 +6,13 @@ from __future__ import annotations
 import importlib
 import sys
 
-#: command → module under ``fastbertscore.cli`` with a ``main(argv)``; imported only when used.
+#: command → module under ``fastbertscore.cli`` (imported only when used) and, after a colon, the function that
+#: takes the arguments after the command; ``main`` when none is named.
 COMMANDS = {
     "pairwise": "pairwise",
     "mbr": "mbr",
     "correlate": "correlate",
-    "tune-layer": "correlate",
+    "tune-layer": "correlate:tune_layer",
     "env": "env",
     "show": "show",
     "baseline": "baseline",
@@ -25,9 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         from fastbertscore.cli.score import main as score_main
 
         return score_main(argv)
-    module = importlib.import_module(f"fastbertscore.cli.{COMMANDS[command]}")
-    # correlate/tune-layer share one parser that reads the command itself; the others take what follows it.
-    return module.main(argv if COMMANDS[command] == "correlate" else argv[1:])
+    module, _, function = COMMANDS[command].partition(":")
+    return getattr(importlib.import_module(f"fastbertscore.cli.{module}"), function or "main")(argv[1:])
 
 
 if __name__ == "__main__":
