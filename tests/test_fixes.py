@@ -8,6 +8,8 @@ import random
 import bert_score
 import pytest
 import torch
+from tiny_models import MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.pipeline.defaults import fallback_layer
@@ -24,8 +26,7 @@ def test_empty_and_blank_texts_score_zero(minilm_path, mt_pairs, caplog):
         assert P[i] == R[i] == F[i] == 0
     keep = [0, 2, 5]
     ref = bert_score.score([cands[i] for i in keep], [refs[i] for i in keep], model_type=minilm_path, num_layers=4)
-    for ours, theirs in zip((P, R, F), ref):
-        assert torch.allclose(ours[keep], theirs, atol=1e-6, rtol=0)
+    assert_scores_close([x[keep] for x in (P, R, F)], ref)
     messages = " ".join(r.getMessage() for r in caplog.records)
     assert "empty cand text (first: cands[1])" in messages and "empty ref text (first: refs[3])" in messages
 
@@ -63,7 +64,7 @@ def test_idf_over_a_single_reference_is_finite(minilm_path):
     P, R, F = fb.score(cands[:1], refs[:1], model_type=minilm_path, num_layers=4, idf=True)
     plain = fb.score(cands[:1], refs[:1], model_type=minilm_path, num_layers=4)
     assert torch.isfinite(torch.stack([P, R, F])).all()
-    assert torch.allclose(torch.stack([P, R, F]), torch.stack(plain), atol=1e-6)
+    assert_scores_close((P, R, F), plain)
 
 
 def test_scores_do_not_depend_on_order_batch_or_company(tiny_model, mt_pairs):
@@ -77,10 +78,9 @@ def test_scores_do_not_depend_on_order_batch_or_company(tiny_model, mt_pairs):
         shuffled = fb.BERTScorer(model_type=path, num_layers=2, batch_size=batch_size).score(
             [cands[i] for i in order], [refs[i] for i in order]
         )
-        for ours, theirs in zip(shuffled, base):
-            assert torch.allclose(ours, theirs[order], atol=1e-6, rtol=0)
+        assert_scores_close(shuffled, [x[order] for x in base], width=TINY_WIDTH, tokens=MAX_LEN)
     alone = fb.score(cands[7:8], refs[7:8], model_type=path, num_layers=2)
-    assert torch.allclose(alone[2], base[2][7:8], atol=1e-6, rtol=0)
+    assert_scores_close(alone, [x[7:8] for x in base], width=TINY_WIDTH, tokens=MAX_LEN)
 
 
 def test_roberta_prefix_space_is_applied(tiny_model):
@@ -103,14 +103,13 @@ def test_multi_reference_all_layers_takes_the_max_per_layer(tiny_model, mt_pairs
     assert every[0].shape == (5, 5)
     for layer in range(5):
         single = fb.score(cands, refs, model_type=path, num_layers=layer)
-        for a, b in zip(every, single):
-            assert torch.allclose(a[layer], b, atol=1e-6, rtol=0)
+        assert_scores_close([x[layer] for x in every], single, width=TINY_WIDTH, tokens=MAX_LEN)
 
 
 def test_identical_texts_and_duplicates(minilm_path, mt_pairs):
     texts = list(mt_pairs[1][:8])
     P, R, F = fb.score(texts + texts[:2], texts + texts[:2], model_type=minilm_path, num_layers=4)
-    assert torch.allclose(F, torch.ones_like(F), atol=1e-5)
+    assert_close(F, torch.ones_like(F), prf_bounds()[2], "F of identical texts")
     assert torch.equal(F[:2], F[-2:])
 
 
@@ -118,7 +117,7 @@ def test_layer_zero_of_deberta_v2_reads_the_embeddings(tiny_model):
     """transformers' DeBERTa-v2 encoder crashes with zero layers; layer 0 is the embedding output."""
     path = tiny_model("deberta-v2")
     P, R, F = fb.score(["a cat sat"], ["a cat sat"], model_type=path, num_layers=0)
-    assert torch.allclose(F, torch.ones(1), atol=1e-5)
+    assert_close(F, torch.ones(1), prf_bounds(TINY_WIDTH, tokens=MAX_LEN)[2], "F of identical texts")
     every = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=4, all_layers=True)
     zero = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=0)
-    assert torch.allclose(every[2][0], zero[2], atol=1e-6)
+    assert_scores_close([x[0] for x in every], zero, width=TINY_WIDTH, tokens=MAX_LEN)

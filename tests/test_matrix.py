@@ -10,23 +10,23 @@ import pytest
 import torch
 from bert_score.utils import get_idf_dict
 from paths import SHIPPED_BASELINE
+from tolerances import PRINTED_6, assert_close, assert_scores_close, fp32, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.cli.main import main
 
 MINILM = fb.DEFAULT_MODEL
-TOL = 1e-6
 
 
 def _expanded(a, b):
     return [x for x in a for _ in b], [y for _ in a for y in b]
 
 
-def _close(matrices, flat, shape):
-    for name, m, f in zip("PRF", matrices, flat):
+def _close(matrices, flat, shape, baseline=None, tokens=None):
+    for name, m in zip("PRF", matrices):
         assert m.shape == shape, f"{name}: {tuple(m.shape)}"
-        delta = (m.reshape(*m.shape[:-2], -1) - f).abs().max().item()
-        assert delta <= TOL, f"{name}: max |delta| {delta:.2e}"
+    policy = {} if tokens is None else {"tokens": tokens}
+    assert_scores_close([m.reshape(*m.shape[:-2], -1) for m in matrices], flat, baseline=baseline, **policy)
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
@@ -54,14 +54,15 @@ def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_p
         ours = scorer.pairwise(texts_a, texts_b)
         flat = scorer.score(*_expanded(texts_a, texts_b))
         shape = (7, 5) if not all_layers else (7, 7, 5)
-        _close(ours, flat, shape)
+        _close(ours, flat, shape, baseline=scorer.baseline_vals)  # rescaled: the raw bound over 1 - b
 
 
 def test_window_mode_scores_long_texts_in_full_as_score_does(mt_pairs):
     long_text = " ".join(mt_pairs[1][:60])  # well over 512 tokens
     texts = [long_text, mt_pairs[0][0], mt_pairs[0][1]]
     scorer = fb.BERTScorer(model_type=MINILM, num_layers=2, long_inputs="window")
-    _close(scorer.pairwise(texts), scorer.score(*_expanded(texts, texts)), (3, 3))
+    tokens = len(scorer.tokenizer(long_text)["input_ids"])  # scored in full, so its mean runs over all of them
+    _close(scorer.pairwise(texts), scorer.score(*_expanded(texts, texts)), (3, 3), tokens=tokens)
     with pytest.raises(ValueError, match=r"texts_a\[0\] has \d+ tokens"):
         fb.pairwise(texts, model_type=MINILM, num_layers=2, long_inputs="error")
 
@@ -76,14 +77,14 @@ def test_mbr_picks_the_sample_with_the_best_mean_utility(mt_pairs):
             continue
         F = fb.pairwise(group, model_type=MINILM, num_layers=4)[2]
         mean = (F.sum(dim=1) - F.diagonal()) / (len(group) - 1)
-        assert torch.allclose(result.utilities[g], mean, atol=TOL)
+        assert_close(result.utilities[g], mean, prf_bounds()[2], "utilities")
         assert result.index[g] == int(mean.argmax())
     assert result.chosen(samples) == [group[i] for group, i in zip(samples, result.index)]
     refs = [pool[20:23], pool[23:24], pool[24:26], pool[26:29]]
     against = fb.mbr(samples, refs, utility="recall", model_type=MINILM, num_layers=4)
     for g, group in enumerate(samples):
         R = fb.pairwise(group, refs[g], model_type=MINILM, num_layers=4)[1]
-        assert torch.allclose(against.utilities[g], R.mean(dim=1), atol=TOL)
+        assert_close(against.utilities[g], R.mean(dim=1), fp32(), "recall utilities")
 
 
 @pytest.mark.parametrize(
@@ -114,9 +115,9 @@ def test_pairwise_and_mbr_commands(tmp_path, capsys):
     assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-b", str(tmp_path / "a.txt"), "--score", "precision",
                  "-o", str(tmp_path / "m.tsv"), "-m", MINILM]) == 0
     P, _, F = fb.pairwise(texts, model_type=MINILM)
-    assert np.allclose(np.load(tmp_path / "m.npy"), F.numpy(), atol=TOL)
+    assert_close(np.load(tmp_path / "m.npy"), F, prf_bounds()[2], "F matrix")
     rows = [[float(x) for x in line.split("\t")] for line in (tmp_path / "m.tsv").read_text().splitlines()]
-    assert np.allclose(rows, P.numpy(), atol=1e-6)
+    assert_close(rows, P, fp32() + PRINTED_6, "P matrix as TSV")
     samples = [texts, ["Rain falls.", "It rains.", "The sun shines."], ["alone"]]
     (tmp_path / "s.jsonl").write_text("".join(json.dumps(g) + "\n" for g in samples), encoding="utf-8")
     assert main(["mbr", str(tmp_path / "s.jsonl"), "-o", str(tmp_path / "p.jsonl"), "-m", MINILM]) == 0

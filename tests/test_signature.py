@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from tolerances import prf_bounds
 
 import fastbertscore as fb
 
@@ -73,4 +74,4 @@ def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
     cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
     a = fb.BERTScorer(model_type=MINILM, **variants["baseline a"]).score(cands, refs)[0]
     b = fb.BERTScorer(model_type=MINILM, **variants["baseline b"]).score(cands, refs)[0]
-    assert not torch.allclose(a, b)
+    assert (a - b).abs().max().item() > prf_bounds(baseline=[0.31, 0.3, 0.3])[0].item()  # more than rounding

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 from paths import REPO
-from tiny_models import CORPUS
+from tiny_models import CORPUS, MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, prf_bounds, stored_fp32
 
 import fastbertscore as fb
 from fastbertscore.baselines.build import build, read_corpus, sample_pairs
@@ -40,7 +41,11 @@ def test_build_is_deterministic_and_equals_a_direct_computation(tiny_model, tmp_
     assert all(c != r for c, r in pairs)
     P, R, F = fb.score([sentences[c] for c, _ in pairs], [sentences[r] for _, r in pairs], model_type=model, all_layers=True, num_layers=4)
     direct = torch.stack([P, R, F], dim=-1).to(torch.float64).mean(dim=1)
-    assert torch.allclose(read_baseline(first).double(), direct, atol=1e-6)
+    # The builder scores in blocks of 40 pairs, so its means differ from this one run by the fp32 bound at most,
+    # plus the rounding of the table's float32 values.
+    bounds = prf_bounds(TINY_WIDTH, tokens=MAX_LEN)
+    for k, name in enumerate("PRF"):
+        assert_close(read_baseline(first).double()[:, k], direct[:, k], bounds[k] + stored_fp32(1.0), f"baseline {name}")
 
     entry = json.loads((tmp_path / "a" / "manifest.json").read_text())["files"]["en/acme/tiny-bert.tsv"]
     assert entry["source"] == "computed" and entry["pairs"] == 90 and entry["seed"] == 3

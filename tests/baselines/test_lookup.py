@@ -13,6 +13,7 @@ import pytest
 import torch
 from hub import FIND_BASELINE, run_python, serve_dataset_repo
 from paths import REPO
+from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.baselines.lookup import SHIPPED_DIRS, baseline_relpath, find_baseline
@@ -62,7 +63,7 @@ print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.t
     out = _run(code, env)
     baseline = parse_baseline(hub["table"], "hub")[3]
     expected = (torch.tensor(out["raw"]).T - baseline) / (1 - baseline)
-    assert torch.allclose(torch.tensor(out["rescaled"]).T, expected, atol=1e-6)
+    assert_scores_close(torch.tensor(out["rescaled"]), expected.T, baseline=baseline)
     assert ")-rescaled_baseline=" in out["hash"] and "custom" not in out["hash"]
 
 
@@ -160,7 +161,6 @@ def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, 
     assert source.startswith("shipped file") and path.parts[-2:] == ("sentence-transformers", "all-MiniLM-L6-v2.tsv")
     b = read_baseline(path)[fb.MODEL2LAYERS[MINILM]]  # the tuned layer, used when num_layers is not given
     raw = fb.score(cands, refs, model_type=MINILM)
-    for ours, x, i in zip((P, R, F), raw, range(3)):
-        assert torch.allclose(ours, (x - b[i]) / (1 - b[i]), atol=1e-6)
+    assert_scores_close((P, R, F), [(x - b[i]) / (1 - b[i]) for i, x in enumerate(raw)], baseline=b)
     entry = json.loads((REPO / "baselines" / "manifest.json").read_text())["files"]["en/sentence-transformers/all-MiniLM-L6-v2.tsv"]
     assert entry["source"] == "computed" and entry["pairs"] == 100_000 and entry["max_standard_error_F"] < 1e-3

@@ -4,7 +4,7 @@ file is detected, reported and rebuilt, never used."""
 from __future__ import annotations
 
 import pytest
-import torch
+from tolerances import assert_scores_close
 
 import fastbertscore as fb
 
@@ -18,8 +18,7 @@ def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_pat
     first.score(cands, refs)
     assert first.disk_cache.hits == 0 and first.disk_cache.misses == len(set(cands) | set(refs))
     again = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path, cache_mb=8)  # as after a restart
-    for a, b in zip(again.score(cands, refs), plain):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert_scores_close(again.score(cands, refs), plain)
     assert again.disk_cache.hits == len(set(cands) | set(refs)) and again.disk_cache.misses == 0
     other_layer = fb.BERTScorer(model_type=MINILM, num_layers=3, cache_dir=tmp_path)
     assert other_layer.disk_cache.folder != first.disk_cache.folder
@@ -45,8 +44,7 @@ def test_corrupted_embedding_cache_file_is_detected_and_rebuilt(mt_pairs, tmp_pa
     fresh = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)
     with caplog.at_level("WARNING", logger="fastbertscore.cache.disk"):
         got = fresh.score(cands, refs)
-    for a, b in zip(got, expected):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert_scores_close(got, expected)
     assert fresh.disk_cache.corrupted == 1
     assert str(path) in caplog.text and "is corrupted" in caplog.text
     after_restart = fb.BERTScorer(model_type=MINILM, num_layers=4, cache_dir=tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
@@ -19,10 +20,8 @@ def test_cache_reuses_references_without_changing_scores(mt_pairs):
     second = cached.score(cands[30:], refs[:30])  # another "system" against the same references
     assert cached.cache.hits >= len(set(refs[:30]) - set(cands[30:]))
     assert cached.cache.misses - misses <= len(set(cands[30:]) | set(refs[:30]))
-    for a, b in zip(second, plain.score(cands[30:], refs[:30])):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
-    for a, b in zip(first, plain.score(cands[:30], refs[:30])):
-        assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert_scores_close(second, plain.score(cands[30:], refs[:30]))
+    assert_scores_close(first, plain.score(cands[:30], refs[:30]))
 
 
 def test_cache_stays_within_its_budget():

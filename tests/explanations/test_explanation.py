@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tolerances import assert_close, assert_scores_close, fp32, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.explanations.explanation import THRESHOLDS, explain, split_sentences
@@ -39,7 +40,8 @@ def test_omitted_sentence_is_missing(scorer):
 @pytest.mark.parametrize("level", ["token", "word", "sentence"])
 def test_identical_texts_have_no_missing_spans(scorer, level):
     e = explain(REF, REF, level=level, scorer=scorer)
-    assert e.missing_spans == [] and e.extra_spans == [] and e.f1 == pytest.approx(1.0, abs=1e-5)
+    assert e.missing_spans == [] and e.extra_spans == []
+    assert_close(e.f1, 1.0, prf_bounds()[2], "F1 of identical texts")
 
 
 @pytest.mark.parametrize("level", ["token", "word", "sentence"])
@@ -59,14 +61,14 @@ def test_offsets_slice_the_original_strings(scorer, level):
 def test_scores_and_matrix_agree_with_score(scorer):
     e = explain(CAND, REF, level="token", scorer=scorer)
     P, R, F = scorer.score([CAND], [REF])
-    assert (e.precision, e.recall, e.f1) == pytest.approx((float(P), float(R), float(F)), abs=1e-6)
+    assert_scores_close([[e.precision], [e.recall], [e.f1]], (P, R, F))
     assert e.similarity.shape == (len(e.candidate_units), len(e.reference_units))
     # A unit's best match is over all tokens of the other side (special ones too), the matrix shows content tokens.
     column_best = e.similarity.max(dim=0).values
     for j, unit in enumerate(e.reference_units):
-        assert unit.similarity >= float(column_best[j]) - 1e-6
+        assert unit.similarity >= float(column_best[j]) - fp32()
         if unit.match is not None:
-            assert float(e.similarity[unit.match, j]) == pytest.approx(unit.similarity, abs=1e-6)
+            assert_close(e.similarity[unit.match, j], unit.similarity, fp32(), f"similarity of unit {j}")
     fig = similarity_figure(e)
     assert fig.axes[0].images[0].get_array().shape == tuple(e.similarity.shape)
 
@@ -78,7 +80,7 @@ def test_rescaled_similarities_use_the_f_baseline(tmp_path):
     res = explain(CAND, REF, model_type=fb.DEFAULT_MODEL, num_layers=4, lang="en", rescale_with_baseline=True, baseline_path=str(baseline))
     assert res.threshold == 0.3 and raw.threshold == 0.5
     for a, b in zip(raw.reference_units, res.reference_units):
-        assert b.similarity == pytest.approx((a.similarity - 0.4) / 0.6, abs=1e-5)
+        assert_close(b.similarity, (a.similarity - 0.4) / 0.6, fp32() / (1 - 0.4), "rescaled similarity")
 
 
 def test_bad_arguments(scorer):

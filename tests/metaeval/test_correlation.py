@@ -9,6 +9,7 @@ import pytest
 import sacrebleu
 from paths import RATINGS
 from scipy import stats
+from tolerances import assert_scores_close, fp64
 
 import fastbertscore as fb
 from fastbertscore import metaeval
@@ -36,17 +37,18 @@ def test_all_layers_pass_equals_per_layer_calls(data):
     assert every.shape == (7, 80, 3)
     for layer in (0, 3, 6):
         P, R, F = fb.score(data.cands, data.refs, model_type=MINILM, num_layers=layer)
-        assert np.allclose(every[layer], np.stack([P, R, F], -1), atol=1e-6)
+        assert_scores_close([every[layer, :, k] for k in range(3)], (P, R, F))
 
 
 def test_correlations_equal_scipy(report, data):
-    scorer = fb.BERTScorer(model_type=MINILM, num_layers=4)
-    F = scorer.score(data.cands, data.refs)[2].numpy()
+    # The very scores the report used (an all-layers pass): scores from another pass could differ in the last
+    # bits and swap a near-tie, which moves Kendall's tau by a whole pair.
+    F = metaeval.bertscore_all_layers(fb.BERTScorer(model_type=MINILM, all_layers=True), data, verbose=False)[4, :, 2]
     st = report.metrics["F L4"][data.groups[0]]
     assert st.n == 80
-    assert st.kendall == pytest.approx(stats.kendalltau(F, data.human).statistic, abs=1e-6)
-    assert st.pearson == pytest.approx(stats.pearsonr(F, data.human).statistic, abs=1e-6)
-    assert st.spearman == pytest.approx(stats.spearmanr(F, data.human).statistic, abs=1e-6)
+    assert st.kendall == pytest.approx(stats.kendalltau(F, data.human).statistic, abs=fp64(st.n))
+    assert st.pearson == pytest.approx(stats.pearsonr(F, data.human).statistic, abs=fp64(st.n))
+    assert st.spearman == pytest.approx(stats.spearmanr(F, data.human).statistic, abs=fp64(st.n))
     assert st.kendall_ci[0] <= st.kendall <= st.kendall_ci[1]
 
 
@@ -54,8 +56,9 @@ def test_chrf_and_sentbleu_match_sacrebleu(report, data):
     chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(data.cands, data.refs)]
     bleu = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(data.cands, data.refs)]
     group = data.groups[0]
-    assert report.metrics["chrF"][group].kendall == pytest.approx(stats.kendalltau(chrf, data.human).statistic, abs=1e-9)
-    assert report.metrics["SentBLEU"][group].kendall == pytest.approx(stats.kendalltau(bleu, data.human).statistic, abs=1e-9)
+    assert report.metrics["chrF"][group].kendall == pytest.approx(stats.kendalltau(chrf, data.human).statistic, abs=fp64(len(chrf)))
+    assert report.metrics["SentBLEU"][group].kendall == pytest.approx(stats.kendalltau(bleu, data.human).statistic,
+                                                                      abs=fp64(len(bleu)))
 
 
 def test_bootstrap_is_deterministic(data):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from tolerances import assert_close, assert_scores_close, prf_bounds
 
 from fastbertscore.pipeline.match import greedy_match, normalize
 
@@ -15,7 +16,7 @@ def _one(vectors):
 def test_identical_sentences_score_one():
     emb, mask, w = _one([[1.0, 0.0], [0.3, 0.7], [0.0, 2.0]])
     P, R, F = greedy_match(emb, mask, w, emb, mask, w)
-    assert torch.allclose(torch.stack([P, R, F]), torch.ones(3, 1))
+    assert_scores_close((P, R, F), torch.ones(3, 1), width=2, tokens=3)
 
 
 def test_each_token_takes_its_best_match_and_weights_normalise():
@@ -24,10 +25,10 @@ def test_each_token_takes_its_best_match_and_weights_normalise():
     ref_w = torch.tensor([[1.0, 1.0, 2.0]])
     P, R, F = greedy_match(*cand, ref[0], ref[1], ref_w)
     s = 2**-0.5
-    assert torch.allclose(P, torch.tensor([(1.0 + s) / 2]))
     # [1,1] is 45° from both candidate tokens; [-1,0] is best matched by [0,1], at cos 0
-    assert torch.allclose(R, torch.tensor([(1.0 + s + 2 * 0.0) / 4]))
-    assert torch.allclose(F, 2 * P * R / (P + R))
+    expected_P, expected_R = (1.0 + s) / 2, (1.0 + s + 2 * 0.0) / 4
+    expected = [[expected_P], [expected_R], [2 * expected_P * expected_R / (expected_P + expected_R)]]
+    assert_scores_close((P, R, F), expected, width=2, tokens=3)
 
 
 def test_padding_never_matches_even_when_all_similarities_are_negative():
@@ -45,4 +46,6 @@ def test_layers_broadcast():
     stacked = torch.stack([emb, other])  # (L=2, B=1, T, D)
     P, R, F = greedy_match(stacked, mask, w, torch.stack([other, other]), mask, w)
     single = greedy_match(emb, mask, w, other, mask, w)
-    assert P.shape == (2, 1) and torch.allclose(P[0], single[0]) and torch.allclose(F[1], torch.ones(1))
+    assert P.shape == (2, 1)
+    assert_scores_close([x[0] for x in (P, R, F)], single, width=2, tokens=2)
+    assert_close(F[1], torch.ones(1), prf_bounds(2, tokens=2)[2], "F of identical layers")

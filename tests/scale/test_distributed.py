@@ -8,6 +8,8 @@ import datasets
 import pytest
 import torch
 import torch.multiprocessing as mp
+from tiny_models import MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.scale.distributed import score_distributed, shard_bounds
@@ -52,7 +54,7 @@ def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, mu
         for result in ranks:
             got = torch.tensor(result[str(idf)])
             assert got.shape == (3, 7)
-            assert torch.allclose(got, torch.stack(single), atol=1e-6, rtol=0)
+            assert_scores_close(got, single, width=TINY_WIDTH, tokens=MAX_LEN, what=f"idf={idf}: ")
     assert ranks[1]["rank0"] is None and len(ranks[0]["rank0"]) == 7
 
 
@@ -76,5 +78,5 @@ def test_dataset_map_with_ranks(tiny_model, mt_pairs):
     scored = ds.map(_score_with_rank, batched=True, batch_size=5, with_rank=True, num_proc=2,
                     fn_kwargs={"model": model}, load_from_cache_file=False)
     single = fb.score(mt_pairs[0][:20], mt_pairs[1][:20], model_type=model, num_layers=2)[2]
-    assert torch.allclose(torch.tensor(scored["f1"]), single, atol=1e-6, rtol=0)
+    assert_close(scored["f1"], single, prf_bounds(TINY_WIDTH, tokens=MAX_LEN)[2], "F1 from Dataset.map")
     assert set(scored["rank"]) == {0, 1}
