@@ -20,13 +20,45 @@ from paths import RATINGS  # noqa: E402
 from tiny_models import save_tiny  # noqa: E402
 
 
+#: The second numeric path of .ci/run: every encoder batch holds this many sentences, whatever a caller asked
+#: for, so that padding and GEMM blocking differ from the first run (subprocesses keep their own batch sizes).
+ENCODER_BATCH = os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")
+#: What selects the CPU kernels; .ci/run's second path sets them lower.
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
+
+
+def pytest_configure(config):
+    if ENCODER_BATCH:
+        from fastbertscore.pipeline import embed
+
+        size, run = int(ENCODER_BATCH), embed._run  # the one place every encoder batch is made
+        embed._run = lambda encoder, rows, *, batch_size, **rest: run(encoder, rows, batch_size=size, **rest)
+
+
+def kernel_fingerprint() -> str:
+    """A digest of a GEMM, a softmax, a layer norm and a GELU on fixed inputs: it changes with the kernels that
+    compute them, so two logs show whether two runs took different numeric paths."""
+    import hashlib
+
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(37, 384, generator=generator)
+    outputs = (x @ torch.randn(384, 1536, generator=generator), torch.softmax(3 * x, -1),
+               torch.nn.functional.layer_norm(5 * x, (384,)), torch.nn.functional.gelu(x))
+    return hashlib.sha256(b"".join(t.numpy().tobytes() for t in outputs)).hexdigest()[:12]
+
+
 def pytest_report_header(config):
     from fastbertscore import hardware
 
-    return (
+    chosen = ", ".join(f"{name}={os.environ[name]}" for name in KERNEL_VARIABLES if name in os.environ) or "defaults"
+    return [
         f"CPU: {hardware.cpu_model()}; torch capability {hardware.cpu_capability()}; "
-        f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
-    )
+        f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}",
+        f"kernels: {chosen}; fingerprint {kernel_fingerprint()}; encoder batches: "
+        f"{ENCODER_BATCH + ' sentences (forced)' if ENCODER_BATCH else 'as each call asks'}",
+    ]
 
 
 @pytest.fixture(scope="session")
