@@ -54,15 +54,18 @@ _scorers: dict[tuple, BERTScorer] = {}
 _lock = threading.Lock()
 
 
-def _load(settings: Settings, device: str):
+def _load(settings: Settings, device: str, weights: str = "float32"):
+    """The shared (tokenizer, encoder, facts) of these model settings, its weights stored in ``weights``."""
     key = (settings.model_type_or_default, settings.num_layers, settings.all_layers, device,
-           settings.use_fast_tokenizer, settings.layer_registry)
+           settings.use_fast_tokenizer, settings.layer_registry, weights)
     with _lock:
         if key not in _models:
             _models.clear()  # one model at a time: free the old one before loading the next
             tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
             encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
             encoder.module.to(device)
+            if weights != "float32":
+                encoder.cast_to(DTYPES[weights])
             _models[key] = (tokenizer, encoder, {})
         return _models[key]
 
@@ -146,7 +149,9 @@ class BERTScorer:
                 "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
                 "(float32 on this CPU) unless you need these bfloat16 numbers", cpu_bf16_gap(),
             )
-        tokenizer, encoder, self._model_facts = _load(settings, self.device)
+        # Where bfloat16 is native on the CPU, the weights are stored in it too, not only autocast (issue 23).
+        weights = "bfloat16" if self.dtype == "bfloat16" and on_cpu and cpu_native_bf16() else "float32"
+        tokenizer, encoder, self._model_facts = _load(settings, self.device, weights)
         # A per-scorer view of the shared model: the precision mode belongs to this scorer only.
         self._tokenizer, self._encoder = tokenizer, replace(encoder, autocast=DTYPES[self.dtype])
         self._max_length = max_input_length(self._tokenizer, self._encoder)

@@ -81,3 +81,22 @@ def test_unavailable_devices_are_refused_before_any_model_work(device):
         fb.BERTScorer(model_type="no-such-org/no-such-model", device=device)
     with pytest.raises(ValueError, match="available here: cpu"):
         fb.score(["a"], ["b"], model_type=MINILM, device=device)
+
+
+@pytest.mark.slow
+def test_native_bfloat16_stores_the_weights_in_bfloat16_within_the_same_bounds(mt_pairs, monkeypatch):
+    """On a CPU with native bf16 the weights are cast once instead of autocast per batch. Here it runs as on
+    such a CPU (the hardware probe says yes); where bf16 is emulated it is slow but computes the same way."""
+    from fastbertscore import scorer as scorer_module
+
+    cands, refs = mt_pairs[0][:24], mt_pairs[1][:24]
+    exact = fb.score(cands, refs, model_type=MINILM, num_layers=6)
+    monkeypatch.setattr(scorer_module, "cpu_native_bf16", lambda: True)
+    try:
+        fast = fb.BERTScorer(model_type=MINILM, num_layers=6, dtype="bfloat16", device="cpu")
+        kinds = {type(m).__name__: p.dtype for m in fast._encoder.module.modules() for p in m.parameters(recurse=False)}
+        assert kinds["Linear"] == torch.bfloat16 and kinds["Embedding"] == torch.bfloat16
+        assert kinds["LayerNorm"] == torch.float32
+        assert_reduced_precision_close(fast.score(cands, refs), exact)
+    finally:
+        fb.clear_model_cache()  # the bfloat16 copy is this test's alone

@@ -118,6 +118,20 @@ class Encoder:
             hidden = out[0]
         return hidden.float()
 
+    def cast_to(self, dtype: torch.dtype) -> None:
+        """Store the weights in ``dtype`` (in place), keeping ``torch.nn.LayerNorm`` in float32.
+
+        Under autocast alone every forward pass converts each float32 weight again; weights stored in bfloat16
+        skip that (1.22x faster on an AMX CPU, issue 23). LayerNorm keeps float32 parameters, which torch
+        applies to bfloat16 inputs with float32 arithmetic; custom norms (T5's) are cast with the rest, since
+        they would hand float32 to the next bfloat16 matmul. Autocast stays on around the forward pass for
+        any op that still meets a mixed pair.
+        """
+        self.module.to(dtype)
+        for sub in self.module.modules():
+            if isinstance(sub, torch.nn.LayerNorm):
+                sub.float()
+
     @property
     def device(self) -> torch.device:
         return next(self.module.parameters()).device
