@@ -7,8 +7,10 @@ Run: ``python app.py`` (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose where it 
 from __future__ import annotations
 
 import csv
+import functools
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
@@ -22,6 +24,19 @@ MAX_CHARS = 4000  # per text
 COLUMNS = ["P", "R", "F1"]
 KEEP_RESULTS_S = 3600  # result CSVs older than this are deleted, so a long-running Space does not fill its disk
 _RESULTS = Path(tempfile.mkdtemp(prefix="fastbertscore-results-"))
+# Every request's model work runs on this one thread. Gradio hands requests to up to 40 worker threads; when each
+# of them ran the encoder, each got its own malloc arena and OpenMP team, and the Space's RSS kept growing.
+_MODEL_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastbertscore-model")
+
+
+def on_model_thread(handler):
+    """Run ``handler`` on the model thread; its signature and docstring stay (Gradio builds the API from them)."""
+
+    @functools.wraps(handler)
+    def run(*args, **kwargs):
+        return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
+
+    return run
 
 
 def _check_text(text: str, what: str) -> str:
@@ -98,6 +113,7 @@ def _which_reference(result, refs) -> str:
     return f"**Best reference of {len(refs)}**, separately per score: {parts}."
 
 
+@on_model_thread
 def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype="float32"):
     candidate = _check_text(candidate, "The candidate")
     refs = _references(references)
@@ -116,6 +132,7 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
     return _rows(result), scorer.hash, counted, note, similarity_figure(tokens), highlighted, matches
 
 
+@on_model_thread
 def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype="float32"):
     if file is None:
         raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
@@ -156,6 +173,102 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
     return gr.Dataframe(value=body, headers=header), out.name, summary, _histogram(raw[:, 2].tolist())
 
 
+MAX_SYSTEMS = 8
+TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
+
+
+def _lines_of(file, what: str) -> list[str]:
+    try:
+        return fb.read_lines(file if isinstance(file, str) else file.name)
+    except ValueError as error:
+        raise gr.Error(f"{what}: {error}") from None
+
+
+def _pasted_systems(text: str) -> dict[str, list[str]]:
+    """Systems pasted as blocks, each opened by a line ``=== name``."""
+    systems: dict[str, list[str]] = {}
+    current = None
+    for line in (text or "").splitlines():
+        if line.startswith("==="):
+            current = line[3:].strip() or f"system {len(systems) + 1}"
+            if current in systems:
+                raise gr.Error(f"Two pasted systems are named {current!r}")
+            systems[current] = []
+        elif current is None:
+            if line.strip():
+                raise gr.Error("Pasted systems start with a line '=== name'")
+        else:
+            systems[current].append(line)
+    return systems
+
+
+def _systems_and_references(ref_file, ref_text, system_files, systems_text):
+    refs = _lines_of(ref_file, "References") if ref_file is not None else [r for r in (ref_text or "").splitlines()]
+    if not any(r.strip() for r in refs):
+        raise gr.Error("Upload a references file or paste the references, one per line")
+    systems = {}
+    for file in system_files or []:
+        name = Path(file if isinstance(file, str) else file.name).name
+        if name in systems:
+            raise gr.Error(f"Two system files are named {name}")
+        systems[name] = _lines_of(file, name)
+    for name, lines in _pasted_systems(systems_text).items():
+        if name in systems:
+            raise gr.Error(f"A file and a pasted system are both named {name}")
+        systems[name] = lines
+    if not 2 <= len(systems) <= MAX_SYSTEMS:
+        raise gr.Error(f"Give 2 to {MAX_SYSTEMS} systems (files or pasted); got {len(systems)}")
+    if len(refs) > MAX_PAIRS:
+        raise gr.Error(f"The references have {len(refs)} lines; the Space compares at most {MAX_PAIRS} segments")
+    for name, lines in systems.items():
+        if len(lines) != len(refs):
+            raise gr.Error(f"System {name} has {len(lines)} lines but the references have {len(refs)}")
+        for row, text in enumerate([*lines, *refs], start=1):
+            if len(text) > MAX_CHARS:
+                raise gr.Error(f"a text of {name} or the references has {len(text)} characters; at most {MAX_CHARS}")
+    return systems, refs
+
+
+@on_model_thread
+def compare_systems(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, model, layer, lang, idf,
+                    do_rescale, dtype="float32"):
+    systems, refs = _systems_and_references(ref_file, ref_text, system_files, systems_text)
+    scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
+    samples = int(n_samples) if n_samples else None
+    try:
+        result = fb.compare(systems, refs, test=TESTS.get(test, "bs"), n_samples=samples, seed=int(seed), scorer=scorer)
+    except (ValueError, TypeError) as error:
+        raise gr.Error(str(error)) from None
+    header = ["system", "P", "P ± 95%", "R", "R ± 95%", "F1", "F1 ± 95%", "p-value"]
+    body = []
+    for k, s in enumerate(result.systems):
+        row = [f"{s.name} (baseline)" if k == 0 else s.name]
+        for x, ci in zip(s.scores, s.intervals):
+            row += [round(x, 4), round(ci.half_width, 4)]
+        row.append("" if s.p_value is None else f"{s.p_value:.4f}{'*' if s.p_value < 0.05 else ''}")
+        body.append(row)
+    summary = f"{len(refs)} segments · {len(systems)} systems  \n`{result.signature}`"
+    if result.test is not None:
+        summary += "  \n`*`: p < 0.05 against the baseline."
+    if note:
+        summary += f"  \n{note}"
+    return gr.Dataframe(value=body, headers=header), summary, _f1_chart(result)
+
+
+def _f1_chart(result):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 3))
+    ax = fig.subplots()
+    names = [s.name for s in result.systems]
+    ax.errorbar(range(len(names)), [s.scores[2] for s in result.systems],
+                yerr=[s.intervals[2].half_width for s in result.systems], fmt="o", capsize=6, color="#3b6ea8")
+    ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
+    ax.set_ylabel("F1 (95% CI)")
+    fig.tight_layout()
+    return fig
+
+
 def _results_file():
     cutoff = time.time() - KEEP_RESULTS_S
     for old in _RESULTS.glob("*.csv"):
@@ -178,6 +291,7 @@ def _histogram(values):
     return fig
 
 
+@on_model_thread
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
           lang: str = "en", idf: bool = False, dtype: str = "float32") -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
@@ -241,6 +355,27 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
         histogram = gr.Plot(label="F1 histogram")
         run.click(score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
                   [table, download, summary, histogram], api_name="score_file")
+    with gr.Tab("Compare systems"):
+        gr.Markdown("Corpus BERTScore of 2–8 systems on the same references, with 95% confidence intervals and a "
+                    "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU.")
+        with gr.Row():
+            ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
+            system_files = gr.File(label="System outputs (.txt, one file per system; the first is the baseline)",
+                                   file_count="multiple", file_types=[".txt"], elem_id="compare-systems")
+        with gr.Accordion("…or paste them", open=False):
+            ref_text = gr.Textbox(label="References, one per line", lines=4)
+            systems_text = gr.Textbox(label="Systems: a line '=== name', then its outputs, one per line", lines=6)
+        with gr.Row():
+            test = gr.Dropdown(list(TESTS), value="paired bootstrap", label="Test")
+            n_samples = gr.Number(0, label="Resamples / trials (0: the test's default, 1,000 / 10,000)", precision=0)
+            seed = gr.Number(12345, label="Seed", precision=0)
+        compare_button = gr.Button("Compare", variant="primary", elem_id="compare-button")
+        compare_summary = gr.Markdown(elem_id="compare-summary")
+        compare_table = gr.Dataframe(label="Systems", elem_id="compare-table")
+        compare_chart = gr.Plot(label="F1 with 95% confidence intervals")
+        compare_button.click(compare_systems, [ref_file, ref_text, system_files, systems_text, test, n_samples, seed,
+                                               model, layer, lang, idf, do_rescale, dtype],
+                             [compare_table, compare_summary, compare_chart], api_name="compare")
     gr.api(score, api_name="score")
 
 demo.queue(default_concurrency_limit=2, max_size=64)

@@ -1,6 +1,7 @@
 """Load test of the Space: start app.py on 127.0.0.1 and drive it with concurrent gradio_client users.
 
     python benchmarks/load_space.py                       # 20 users x 50 requests, writes benchmarks/load_results.md
+    python benchmarks/load_space.py --users 20 --requests 500   # 10,000 requests: RSS at 1k, 5k and 10k
     python benchmarks/load_space.py --users 4 --requests 10
 
 Phases, in order:
@@ -56,6 +57,13 @@ def start_app(port: int) -> subprocess.Popen:
             time.sleep(0.3)
     app.kill()
     raise RuntimeError("app.py did not start within 120 s")
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
 
 
 def pairs() -> list[tuple[str, str]]:
@@ -190,8 +198,9 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
     lines = [
         "# Space load test",
         "",
-        f"`python benchmarks/load_space.py --users {args.users} --requests {args.requests}` on {platform.machine()}, "
-        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; app.py with queue concurrency 2, default model.",
+        f"`python benchmarks/load_space.py --users {args.users} --requests {args.requests}` on {cpu_name()} "
+        f"({platform.machine()}, torch capability {torch.backends.cpu.get_cpu_capability()}), {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}; app.py with queue concurrency 2, default model.",
         "",
         f"- Requests: {total} from {args.users} concurrent gradio_client users in {elapsed:.0f} s "
         f"({total / elapsed:.1f} requests/s); **failed: {len(failures)}**; answers differing from the engine "
@@ -199,6 +208,8 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
         f"- App RSS: cold {cold:.0f} MB · after the refusals {after_refusals:.0f} MB · after warm-up {warm:.0f} MB · "
         f"at the end {end:.0f} MB; during the load (requests done: MB): "
         + ", ".join(f"{n}: {mb:.0f}" for n, mb in samples) + ".",
+        f"- Growth from the first tenth of the load to the end: **{end - samples[0][1]:+.0f} MB** "
+        f"({samples[0][0]} → {total} requests)." if samples else "- No RSS samples (fewer than 10 requests).",
         "",
         "| request | n | p50 s | p95 s | max s |",
         "|---|---:|---:|---:|---:|",
