@@ -4,7 +4,7 @@ from fastbertscore._version import __version__
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.compute import compute
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
-from fastbertscore.files import pairs_from_rows, read_rows
+from fastbertscore.files import pairs_from_rows, read_lines, read_rows
 from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
 from fastbertscore.matrix import MBRResult
@@ -20,6 +20,7 @@ from fastbertscore.scorer import (
 )
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature
+from fastbertscore.significance import Comparison, compare
 from fastbertscore.validate import check_hub_model_id
 
 # bert_score's names for the two tables, for drop-in use.
@@ -28,6 +29,8 @@ lang2model = LANG2MODEL
 
 __all__ = [
     "BERTScorer",
+    "Comparison",
+    "compare",
     "MBRResult",
     "mbr",
     "pairwise",
@@ -36,6 +39,7 @@ __all__ = [
     "auto_dtype",
     "check_hub_model_id",
     "pairs_from_rows",
+    "read_lines",
     "read_rows",
     "cached_scorer",
     "clear_model_cache",

@@ -13,6 +13,7 @@ import pytest
 from paths import REPO
 from servers import url_in_log, wait_until
 from tolerances import assert_scores_close
+from wmt import wmt_systems
 
 import fastbertscore as fb
 
@@ -140,3 +141,63 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
     if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
         for name in ("pair.png", "example.png", "batch.png"):
             shutil.copy(tmp_path / name, Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / name)
+
+
+def _system_files(folder: Path, n_systems: int = 3):
+    """Real WMT21 is-en outputs of ``n_systems`` systems and their references (tests/data), as .txt files."""
+    outputs, refs = wmt_systems(n_systems=n_systems)
+    files = []
+    for name, lines in outputs.items():
+        files.append(folder / f"{name}.txt")
+        files[-1].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    (folder / "refs.txt").write_text("".join(x + "\n" for x in refs), encoding="utf-8")
+    return files, folder / "refs.txt", outputs, refs
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
+def test_compare_systems_tab_in_a_real_browser(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    files, refs_file, outputs, refs = _system_files(tmp_path)
+    # The Space rescales by default (language en); the table must equal compare() with the same settings.
+    expected = fb.compare({f.name: outputs[f.stem] for f in files}, refs, model_type=fb.DEFAULT_MODEL, lang="en",
+                          rescale_with_baseline=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(app_url, wait_until="networkidle")
+        page.get_by_role("tab", name="Compare systems").click()
+        page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
+        # The file list shows a name's stem and extension on separate lines.
+        page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=30_000)
+        page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
+        page.wait_for_function("n => document.querySelector('#compare-systems')?.innerText.includes(n)",
+                               arg=files[-1].stem, timeout=30_000)  # every upload has landed
+        page.locator("#compare-button").click()
+        page.wait_for_function("document.querySelector('#compare-summary')?.innerText.includes('3 systems')",
+                               timeout=120_000)
+        table = page.locator("#compare-table").inner_text()
+        for k, s in enumerate(expected.systems):
+            assert s.name in table
+            assert f"{s.scores[2]:.4f}".rstrip("0") in table and f"{s.intervals[2].half_width:.4f}".rstrip("0") in table
+            if k:
+                assert f"{s.p_value:.4f}" in table
+        assert expected.signature in page.locator("#compare-summary").inner_text()
+        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "compare.png").stat().st_size > 10_000
+    if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
+        shutil.copy(tmp_path / "compare.png", Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / "compare.png")
+
+
+def test_compare_endpoint_refuses_a_system_of_the_wrong_length(app_url, tmp_path):
+    from gradio_client import Client, handle_file
+    from gradio_client.exceptions import AppError
+
+    files, refs_file, _, _ = _system_files(tmp_path, 2)
+    files[1].write_text("only one line\n", encoding="utf-8")
+    with pytest.raises(AppError, match=f"System {files[1].name} has 1 lines but the references have"):
+        Client(app_url, verbose=False).predict(handle_file(str(refs_file)), "", [handle_file(str(f)) for f in files], "",
+                                               "paired bootstrap", None, 12345, fb.DEFAULT_MODEL, "", "en", False, True,
+                                               "float32", api_name="/compare")

@@ -11,6 +11,7 @@ import sys
 COMMANDS = {
     "pairwise": "pairwise",
     "mbr": "mbr",
+    "compare": "compare",
     "correlate": "correlate",
     "tune-layer": "correlate:tune_layer",
     "env": "env",

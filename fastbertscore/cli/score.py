@@ -17,7 +17,7 @@ from fastbertscore.cli.common import (
     settings_from,
 )
 
-COMMANDS_HELP = """other commands: bertscore pairwise | mbr | correlate | tune-layer | env | show | baseline (each has --help)"""
+COMMANDS_HELP = """other commands: bertscore pairwise | mbr | compare | correlate | tune-layer | env | show | baseline (each has --help)"""
 
 
 def _parse(argv):

@@ -186,7 +186,7 @@ def test_one_entry_reaches_every_command(capsys, tmp_path):
 
     from fastbertscore.cli.main import COMMANDS
 
-    assert set(COMMANDS) == {"pairwise", "mbr", "correlate", "tune-layer", "env", "show", "baseline"}
+    assert set(COMMANDS) == {"pairwise", "mbr", "compare", "correlate", "tune-layer", "env", "show", "baseline"}
     assert main(["baseline", "push", "--repo", "acme/baselines", "--root", str(REPO / "baselines"), "--dry-run"]) == 0
     assert "files would be compared with datasets/acme/baselines" in capsys.readouterr().out
     assert main(["show", "-c", "a cat", "-r", "a dog", "-m", MINILM, "-l", "3", "-f", str(tmp_path / "h.png")]) == 0

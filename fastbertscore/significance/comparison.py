@@ -1,0 +1,210 @@
+"""Compare systems on shared references: corpus BERTScore with 95% confidence intervals and a paired test of
+each system against a baseline, as sacrebleu reports BLEU and chrF (``sacrebleu -i A B --paired-bs``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.settings import Settings
+from fastbertscore.significance.resampling import (
+    AR_CONFIDENCE_SAMPLES,
+    DEFAULT_SAMPLES,
+    TESTS,
+    Interval,
+    bootstrap_indices,
+    estimate_ci,
+    paired_bootstrap,
+    paired_randomization,
+    randomization_masks,
+    resampled_means,
+)
+from fastbertscore.validate import check_pairs, check_positive_int
+
+COLUMNS = ("precision", "recall", "f1")
+SIGNIFICANT = 0.05
+
+
+@dataclass(frozen=True)
+class SystemScore:
+    """One system's corpus scores (means of its segment scores), their 95% intervals and its p-value."""
+
+    name: str
+    scores: tuple[float, float, float]  # precision, recall, f1
+    intervals: tuple[Interval, Interval, Interval]
+    p_value: float | None  # against the baseline on F1; None for the baseline itself and without a test
+
+    def to_dict(self) -> dict:
+        out = dict(zip(COLUMNS, self.scores))
+        out.update({f"{name}_ci": ci.half_width for name, ci in zip(COLUMNS, self.intervals)})
+        out["p_value"] = self.p_value
+        return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` found: the baseline first, then the other systems in the order given."""
+
+    systems: tuple[SystemScore, ...]
+    test: str | None
+    n_samples: int  # bootstrap resamples ("bs", no test) or randomization trials ("ar")
+    seed: int | None
+    scores_signature: str  # the signature of the segment scores (BERTScorer.signature, short form)
+    segment_scores: dict[str, np.ndarray]  # name → (3, segments): P, R, F of every segment
+
+    @property
+    def baseline(self) -> str:
+        return self.systems[0].name
+
+    @property
+    def signature(self) -> str:
+        """The scores' signature plus what the intervals and p-values depend on."""
+        parts = [self.scores_signature, f"test:{self.test or 'none'}", f"{'trials' if self.test == 'ar' else 'resamples'}:{self.n_samples}"]
+        if self.test == "ar":
+            parts.append(f"resamples:{AR_CONFIDENCE_SAMPLES}")
+        return "|".join(parts + [f"seed:{'none' if self.seed is None else self.seed}"])
+
+    def to_dict(self) -> dict[str, dict]:
+        """``{name: {"precision", "recall", "f1", "precision_ci", "recall_ci", "f1_ci", "p_value"}}``; the
+        ``*_ci`` values are 95% half-widths."""
+        return {s.name: s.to_dict() for s in self.systems}
+
+    def to_json(self) -> str:
+        return json.dumps({"signature": self.signature, "baseline": self.baseline, "systems": self.to_dict()},
+                          ensure_ascii=False, indent=1)
+
+    def _rows(self) -> tuple[list[str], list[list[str]]]:
+        header = ["System", "P (μ ± 95% CI)", "R (μ ± 95% CI)", "F1 (μ ± 95% CI)"]
+        if self.test is not None:
+            header.append("p-value")
+        rows = []
+        for k, s in enumerate(self.systems):
+            row = [f"Baseline: {s.name}" if k == 0 else s.name]
+            row += [f"{x:.4f} ({ci.mean:.4f} ± {ci.half_width:.4f})" for x, ci in zip(s.scores, s.intervals)]
+            if self.test is not None:
+                row.append("" if s.p_value is None else f"{s.p_value:.4f}{'*' if s.p_value < SIGNIFICANT else ''}")
+            rows.append(row)
+        return header, rows
+
+    def table(self) -> str:
+        """A text table in the spirit of sacrebleu's paired output, the signature under it."""
+        header, rows = self._rows()
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        line = "-+-".join("-" * w for w in widths)
+        fmt = lambda r: " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+        return "\n".join([fmt(header), line, *map(fmt, rows), "", *self._notes()]) + "\n"
+
+    def to_markdown(self) -> str:
+        header, rows = self._rows()
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join([*lines, "", *self._notes()]) + "\n"
+
+    def _notes(self) -> list[str]:
+        notes = []
+        if self.test is not None:
+            name = "paired bootstrap resampling" if self.test == "bs" else "paired approximate randomization"
+            notes.append(f"p-values: {name} of F1 against the baseline; * marks p < {SIGNIFICANT}.")
+        return notes + [f"Signature: {self.signature}"]
+
+
+def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str | None = None, test: str | None = "bs",
+            n_samples: int | None = None, seed: int | None = 12345, scorer: BERTScorer | None = None,
+            **settings) -> Comparison:
+    """Score several systems on the same references and test each against a baseline, as sacrebleu does.
+
+    Args:
+        systems: system name → its outputs, aligned with ``references``.
+        references: one reference per segment, or a list of references per segment (the best one counts).
+        baseline: the system the others are tested against (default: the first).
+        test: ``"bs"`` paired bootstrap resampling (1,000 resamples by default), ``"ar"`` paired approximate
+            randomization (10,000 trials; intervals from 1,000 bootstrap resamples), or ``None`` (intervals only).
+        n_samples: resamples or trials instead of the default.
+        seed: for ``numpy.random.default_rng`` (sacrebleu's default is 12345); ``None`` draws from the OS.
+        scorer: a loaded :class:`~fastbertscore.BERTScorer` to score with (then no ``settings``; with idf, its
+            idf sentences count, not ``references``).
+        settings: any field of :class:`~fastbertscore.Settings`. A system's corpus score is the mean of its
+            segment P, R and F (rescaled when the settings rescale). References, and outputs several systems
+            share, are embedded once.
+
+    Raises:
+        TypeError, ValueError: bad systems, references or options, before any model work.
+
+    Example:
+        >>> refs = ["The cat sat on the mat.", "It is raining."]
+        >>> result = compare({"A": ["A cat sat on the mat.", "It rains."], "B": ["The dog ran.", "Sunny."]}, refs,
+        ...                  model_type=DEFAULT_MODEL, n_samples=100)
+        >>> result.baseline, result.to_dict()["B"]["f1"] < result.to_dict()["A"]["f1"]
+        ('A', True)
+    """
+    names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
+    n_samples = check_positive_int(n_samples, "n_samples") if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
+    if scorer is None:
+        scorer = cached_scorer(Settings.from_options("compare()", settings).idf_over(refs))
+    elif settings:
+        raise TypeError(f"compare() takes either scorer= or settings options, not both (got {', '.join(settings)})")
+    segments = _segment_scores(scorer, outputs, refs)  # (systems, 3, segments)
+    n = len(refs)
+    if test == "ar":
+        rng = np.random.default_rng(seed)
+        masks = randomization_masks(n, n_samples, rng)
+        system_indices = rng.choice(n, size=(AR_CONFIDENCE_SAMPLES, n), replace=True)
+        baseline_indices = bootstrap_indices(n, AR_CONFIDENCE_SAMPLES, seed)  # sacrebleu draws it afresh
+    else:
+        system_indices = baseline_indices = bootstrap_indices(n, n_samples, seed)
+    results = []
+    for k, name in enumerate(names):
+        indices = baseline_indices if k == 0 else system_indices
+        intervals = tuple(estimate_ci(resampled_means(segments[k, c], indices)) for c in range(3))
+        p = None
+        if k and test == "bs":
+            p = paired_bootstrap(segments[0, 2], segments[k, 2], system_indices)
+        elif k and test == "ar":
+            p = paired_randomization(segments[0, 2], segments[k, 2], masks)
+        scores = tuple(float(segments[k, c].mean()) for c in range(3))
+        results.append(SystemScore(name, scores, intervals, p))
+    return Comparison(tuple(results), test, n_samples, seed, scorer.signature.short(),
+                      {name: segments[k] for k, name in enumerate(names)})
+
+
+def _check(systems, references, baseline, test, n_samples, seed):
+    """The systems in order, baseline first; every problem named before any model work."""
+    if not isinstance(systems, Mapping):
+        raise TypeError(f"systems must be a mapping of name → outputs, got {type(systems).__name__}")
+    if not systems:
+        raise ValueError("systems is empty: give at least one system")
+    for name in systems:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"system names must be non-empty strings, got {name!r}")
+    if test not in (*TESTS, None):
+        raise ValueError(f"test={test!r} is not one of 'bs', 'ar', None")
+    if test is not None and len(systems) < 2:
+        raise ValueError(f"a paired test (test={test!r}) needs at least two systems, got {len(systems)}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    if n_samples is not None:
+        check_positive_int(n_samples, "n_samples")
+    names = list(systems)
+    if baseline is not None:
+        if baseline not in systems:
+            raise ValueError(f"baseline={baseline!r} is not one of the systems: {', '.join(names)}")
+        names.remove(baseline)
+        names.insert(0, baseline)
+    for name in names:
+        check_pairs(systems[name], references, names=(f"systems[{name!r}]", "references"))
+    return names, [list(systems[name]) for name in names], list(references)
+
+
+def _segment_scores(scorer: BERTScorer, outputs: list[list[str]], refs: list) -> np.ndarray:
+    """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
+    so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
+    n_systems = len(outputs)
+    cands = [outputs[s][i] for i in range(len(refs)) for s in range(n_systems)]
+    paired_refs = [refs[i] for i in range(len(refs)) for _ in range(n_systems)]
+    result = scorer.score_result(cands, paired_refs)
+    flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
+    return flat.reshape(3, len(refs), n_systems).transpose(2, 0, 1).copy()
