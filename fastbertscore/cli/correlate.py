@@ -31,6 +31,9 @@ def _parse(command: str, argv):
     p.add_argument("--seed", type=int, default=0)
     add_arguments(p, exclude=("model_type",))
     p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
+    if command == "correlate":
+        p.add_argument("--system-level", action="store_true",
+                       help="system-level agreement instead: pairwise accuracy of system rankings and τ per group")
     p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
     p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
     if command == "tune-layer":
@@ -54,6 +57,8 @@ def _run(args) -> int:
     )
     settings = from_arguments(args, model_type=args.model, all_layers=True)
     scorer = BERTScorer.from_settings(settings.idf_over(data.refs))
+    if getattr(args, "system_level", False):
+        return _system_level(args, scorer, data)
     report = metaeval.meta_evaluate(scorer, data, bootstrap=args.bootstrap, seed=args.seed, surface=not args.no_surface)
     table = metaeval.markdown(report)
     print(table)
@@ -69,6 +74,24 @@ def _run(args) -> int:
         path = registry.record(args.model, best, data=args.data.name, rows=len(data.cands),
                                mean_tau=report.layer_curve()[best], date=date.today().isoformat())
         print(f"recorded layer {best} for {args.model} in {path}")
+    return 0
+
+
+def _system_level(args, scorer, data) -> int:
+    from fastbertscore import metaeval
+    from fastbertscore.pipeline.defaults import default_layer
+
+    every = metaeval.bertscore_all_layers(scorer, data)
+    tuned, _ = default_layer(args.model, every.shape[0] - 1)
+    scores = {f"BERTScore F L{layer}{' (default)' if layer == tuned else ''}": every[layer, :, 2]
+              for layer in range(every.shape[0])}
+    if not args.no_surface:
+        scores.update(metaeval.surface_metrics(data))
+    results = metaeval.system_level(scores, data, bootstrap=args.bootstrap, seed=args.seed)
+    table = metaeval.system_markdown(results, highlight=next(n for n in scores if "(default)" in n))
+    print(table)
+    if args.out:
+        args.out.write_text(table, encoding="utf-8")
     return 0
 
 
