@@ -156,6 +156,7 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
         baseline_indices = bootstrap_indices(n, AR_CONFIDENCE_SAMPLES, seed)  # sacrebleu draws it afresh
     else:
         system_indices = baseline_indices = bootstrap_indices(n, n_samples, seed)
+    randomization = paired_randomization(segments[0, 2], segments[1:, 2], masks) if test == "ar" else None
     results = []
     for k, name in enumerate(names):
         indices = baseline_indices if k == 0 else system_indices
@@ -164,7 +165,7 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
         if k and test == "bs":
             p = paired_bootstrap(segments[0, 2], segments[k, 2], system_indices)
         elif k and test == "ar":
-            p = paired_randomization(segments[0, 2], segments[k, 2], masks)
+            p = randomization[k - 1]
         scores = tuple(float(segments[k, c].mean()) for c in range(3))
         results.append(SystemScore(name, scores, intervals, p))
     return Comparison(tuple(results), test, n_samples, seed, scorer.signature.short(),

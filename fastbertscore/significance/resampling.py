@@ -67,16 +67,15 @@ def randomization_masks(n_segments: int, n_trials: int, rng: np.random.Generator
     return rng.integers(2, size=(n_trials, n_segments), dtype=bool)
 
 
-def paired_randomization(baseline: np.ndarray, system: np.ndarray, masks: np.ndarray, rows: int = 1024) -> float:
-    """sacrebleu's paired approximate randomization p-value: how often swapping the two systems' segments at
-    random gives corpus scores farther apart than observed. ``masks``: :func:`randomization_masks`."""
-    if np.array_equal(baseline, system):
-        return 1.0
-    observed = abs(baseline.mean() - system.mean())
-    # a - b = Σ ±(baseline - system), + where a took the baseline: 2·(mask @ d) - Σ d, ``rows`` trials at a time.
-    d = baseline - system
+def paired_randomization(baseline: np.ndarray, systems: np.ndarray, masks: np.ndarray, rows: int = 1024) -> list[float]:
+    """sacrebleu's paired approximate randomization p-value of each of ``systems`` ``(k, segments)`` against
+    ``baseline``: how often swapping the two systems' segments at random gives corpus scores farther apart than
+    observed. ``masks``: :func:`randomization_masks`, shared by every system."""
+    d = baseline[None, :] - systems  # (k, segments)
+    # Pseudo-systems a and b differ by Σ ±d, + where a took the baseline: 2·(mask @ d) - Σ d; every system in one
+    # product, ``rows`` trials at a time.
     statistics = np.concatenate([
-        np.abs(2 * (masks[start : start + rows].astype(d.dtype) @ d) - d.sum()) / len(d)
+        np.abs(2 * (masks[start : start + rows].astype(d.dtype) @ d.T) - d.sum(axis=1)) / d.shape[1]
         for start in range(0, len(masks), rows)
-    ])
-    return p_value(statistics, observed)
+    ])  # (trials, k)
+    return [1.0 if not d[k].any() else p_value(statistics[:, k], abs(d[k].mean())) for k in range(len(d))]

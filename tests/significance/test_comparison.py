@@ -78,7 +78,7 @@ def _near_ties(result, name, test, n_samples, seed) -> int:
         stats = diffs - diffs.mean()
     else:
         masks = resampling.randomization_masks(n, n_samples, np.random.default_rng(seed))
-        stats = np.abs(2 * (masks @ (base - system)) - (base - system).sum()) / n
+        stats = np.abs(2 * (masks @ (base - system)) - (base - system).sum()) / n  # as in paired_randomization
     return int(np.count_nonzero(np.abs(stats - observed) <= bound))
 
 
