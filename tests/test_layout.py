@@ -19,7 +19,7 @@ LAYERS = [
     ("pipeline", ["pipeline"]),
     ("settings and baselines", ["settings", "baselines"]),
     ("scorer", ["scorer", "matrix", "compute"]),
-    ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance"]),
+    ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
     ("command line", ["cli"]),
     ("public API", ["", "__main__"]),
 ]
