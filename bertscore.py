@@ -6,7 +6,6 @@ import datasets
 import evaluate
 
 import fastbertscore
-import fastbertscore.settings
 
 _CITATION = """\
 @inproceedings{bert-score,
@@ -95,6 +94,20 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BERTScore(evaluate.Metric):
+    """``evaluate.load("bertscore", model_type=..., num_layers=...)``: keywords given at load time are this
+    module's defaults (evaluate hands them to the constructor); ``compute()`` keywords win over them. That is how
+    ``evaluate.evaluator``, which passes no metric arguments, scores with the model of your choice."""
+
+    def __init__(self, *args, **kwargs):
+        options = set(fastbertscore.Settings.names()) | {"verbose"}
+        own = inspect.signature(evaluate.Metric.__init__).parameters
+        unknown = [name for name in kwargs if name not in options and name not in own]
+        if unknown:  # evaluate's constructor would drop it silently: a typo of a setting, say
+            raise TypeError(f"evaluate.load('bertscore') got an unexpected keyword argument {unknown[0]!r}; "
+                            f"the options are: {', '.join(sorted(options))}")
+        self.defaults = {name: kwargs.pop(name) for name in list(kwargs) if name in options}
+        super().__init__(*args, **kwargs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -119,14 +132,14 @@ class BERTScore(evaluate.Metric):
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )
 
-    def _compute(self, predictions, references, verbose=False, **options):
-        return fastbertscore.compute(predictions, references, verbose=verbose, **options)
+    def _compute(self, predictions, references, **options):
+        return fastbertscore.compute(predictions, references, **{**self.defaults, **options})
 
     # evaluate requires an explicit signature (no **kwargs): it is that of fastbertscore.Settings, spelled once there.
     _compute.__signature__ = inspect.Signature(
         [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in ("self", "predictions", "references")]
         + [inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=False)]
-        + fastbertscore.settings.keyword_parameters()
+        + fastbertscore.Settings.keyword_parameters()
     )
 
 

@@ -136,6 +136,15 @@ class Settings:
         return [f.name for f in fields(cls)]
 
     @classmethod
+    def keyword_parameters(cls) -> list[inspect.Parameter]:
+        """The settings as keyword parameters, for front doors whose signature must be explicit (evaluate's
+        ``_compute``)."""
+        return [
+            inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default)
+            for f in fields(cls)
+        ]
+
+    @classmethod
     def from_options(cls, where: str, options: Mapping[str, Any]) -> Settings:
         """Settings from keyword options; an unknown one is a ``TypeError`` that names it and ``where``."""
         unknown = [name for name in options if name not in cls.names()]
@@ -168,9 +177,4 @@ def from_arguments(args: argparse.Namespace, **overrides) -> Settings:
     return Settings(**{**given, **overrides})
 
 
-def keyword_parameters() -> list[inspect.Parameter]:
-    """The settings as keyword parameters, for front doors whose signature must be explicit (evaluate's ``_compute``)."""
-    return [
-        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default)
-        for f in fields(Settings)
-    ]
+

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -39,12 +40,33 @@ def resolve_model_source(model_type: str) -> str:
     return model_type
 
 
+@contextmanager
+def _loading_progress():
+    """transformers draws a "Loading weights" bar on every model load; show it only where our log shows INFO
+    (``-v`` on the command line, or a user's logging set up so), not on every load of a quiet run."""
+    from transformers.utils import logging as hf_logging
+
+    hide = hf_logging.is_progress_bar_enabled() and not logging.getLogger("fastbertscore").isEnabledFor(logging.INFO)
+    if hide:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hide:
+            hf_logging.enable_progress_bar()
+
+
 def _from_pretrained(loader, source: str, name: str, what: str, **kwargs):
     """Load from local files first; only then ask the Hub (unless HF_HUB_OFFLINE is set).
 
     A model's own Python code is never run: ``trust_remote_code=False`` is passed explicitly, which also keeps
     transformers from asking on a terminal whether to run it.
     """
+    with _loading_progress():
+        return _load_local_then_hub(loader, source, name, what, **kwargs)
+
+
+def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
     kwargs["trust_remote_code"] = False
     try:
         return loader.from_pretrained(source, local_files_only=True, **kwargs)
