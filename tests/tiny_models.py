@@ -102,6 +102,11 @@ def _build(family: str):
         tok = _unigram(T.T5Tokenizer, extra_ids=0, model_max_length=MAX_LEN)
         cfg = T.T5Config(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=37, num_layers=4, num_heads=2, pad_token_id=tok.pad_token_id)
         return tok, T.T5EncoderModel(cfg)
+    if family == "t5-generation":  # a whole seq2seq model, for the evaluator and Trainer tests
+        tok = _unigram(T.T5Tokenizer, extra_ids=0, model_max_length=MAX_LEN)
+        cfg = T.T5Config(vocab_size=len(tok), d_model=32, d_kv=16, d_ff=37, num_layers=2, num_heads=2,
+                         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+        return tok, T.T5ForConditionalGeneration(cfg)
     if family == "bart":
         tok = _byte_bpe(prefix_space=True)
         cfg = T.BartConfig(
