@@ -33,7 +33,9 @@ def test_seq2seq_trainer_logs_the_bertscore_of_its_generations(tiny_model, mt_pa
     path = tiny_model("t5-generation")
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
     model = transformers.T5ForConditionalGeneration.from_pretrained(path)
-    model.generation_config.max_new_tokens = 8
+    # A few words each, never a special token: an untrained model would otherwise often say nothing at all.
+    model.generation_config.update(max_new_tokens=8, min_new_tokens=3,
+                                   suppress_tokens=[i for i in tokenizer.all_special_ids if i != tokenizer.eos_token_id])
 
     def encode(batch):
         out = tokenizer(batch["source"], truncation=True)
