@@ -40,8 +40,8 @@ class BERTScore(Metric):
     counts). ``compute()`` returns ``{"precision", "recall", "f1"}`` tensors (and ``"hash"`` with
     ``return_hash=True``).
 
-    Example:
-        >>> metric = BERTScore(model_name_or_path=DEFAULT_MODEL)
+    Examples:
+        >>> metric = BERTScore(model_name_or_path="sentence-transformers/all-MiniLM-L6-v2")
         >>> metric.update(["hello there"], ["hello there"])
         >>> metric.update("general kenobi", [["general kenobi", "master kenobi"]])
         >>> [round(x, 3) for x in metric.compute()["f1"].tolist()]

@@ -134,10 +134,10 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
     Raises:
         TypeError, ValueError: bad systems, references or options, before any model work.
 
-    Example:
+    Examples:
         >>> refs = ["The cat sat on the mat.", "It is raining."]
         >>> result = compare({"A": ["A cat sat on the mat.", "It rains."], "B": ["The dog ran.", "Sunny."]}, refs,
-        ...                  model_type=DEFAULT_MODEL, n_samples=100)
+        ...                  model_type="sentence-transformers/all-MiniLM-L6-v2", n_samples=100)
         >>> result.baseline, result.to_dict()["B"]["f1"] < result.to_dict()["A"]["f1"]
         ('A', True)
     """

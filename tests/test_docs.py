@@ -1,0 +1,62 @@
+"""The documentation: the MkDocs site builds with --strict (offline), and every Python example in README.md and
+docs/ runs on the embedded model; where an example shows its output (a ``>>>`` block), the output must match.
+
+A block preceded by ``<!-- not run: reason -->`` is the exception, and says which test runs the same code."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from paths import REPO
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+BLOCK = re.compile(r"(?:<!-- not run: (?P<reason>[^>]+) -->\n)?```python\n(?P<code>.*?)```", re.S)
+
+
+def _blocks(page):
+    return [(m["code"], m["reason"]) for m in BLOCK.finditer(page.read_text(encoding="utf-8"))]
+
+
+def test_every_page_is_in_the_site_and_the_site_builds_strict(tmp_path):
+    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in (REPO / "docs").glob("*.md"):
+        assert page.name in nav or page.name.startswith("metaeval_"), f"docs/{page.name} is in no nav entry"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    import fastbertscore
+
+    for name in fastbertscore.__all__:  # the API reference covers every public name
+        if name not in ("__version__", "lang2model", "model2layers", "LANG2MODEL", "MODEL2LAYERS", "DEFAULT_MODEL"):
+            assert f'id="fastbertscore.{name}"' in api, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PAGES if any(not reason for _, reason in _blocks(p))], ids=lambda p: p.name)
+def test_python_examples_run(page, tmp_path, monkeypatch):
+    # The examples load the evaluate module as users do: "bertscore" (a checkout folder) or "./bertscore.py".
+    (tmp_path / "bertscore").mkdir()
+    shutil.copy(REPO / "bertscore.py", tmp_path / "bertscore" / "bertscore.py")
+    shutil.copy(REPO / "bertscore.py", tmp_path / "bertscore.py")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": f"docs_{page.stem}"}
+    ran = 0
+    for k, (code, reason) in enumerate(_blocks(page)):
+        if reason:
+            continue
+        if code.lstrip().startswith(">>>"):
+            test = doctest.DocTestParser().get_doctest(code, namespace, f"{page.name}[{k}]", str(page), 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+            runner.run(test, clear_globs=False)
+            assert runner.failures == 0, f"{page.name}, block {k}: the output differs from what the page shows"
+        else:
+            exec(compile(code, f"{page.name}[{k}]", "exec"), namespace)  # noqa: S102 - our own documentation
+        ran += 1
+    assert ran > 0
