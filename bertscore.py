@@ -25,8 +25,8 @@ for evaluating different language generation tasks.
 
 This module computes it with fastbertscore: the same numbers as bert-score 0.3.13 (within 1e-6 in fp32), the
 model kept loaded between calls, rescaling baselines from the Hub, and no network needed for the embedded default
-model sentence-transformers/all-MiniLM-L6-v2. See the project README for where it differs from bert-score on
-purpose (empty strings, models without a tuned layer, idf over one reference).
+model sentence-transformers/all-MiniLM-L6-v2. See the project docs (docs/differences.md) for where it differs
+from bert-score on purpose (empty strings, models without a tuned layer, idf over one reference).
 """
 
 _KWARGS_DESCRIPTION = """

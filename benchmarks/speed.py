@@ -246,7 +246,7 @@ def table(rows: list[dict], rounds: int) -> str:
     head = (
         f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, "
         f"all-MiniLM-L6-v2 with {LAYER} layers, median of {rounds} alternating round(s), "
-        f"{time.strftime('%Y-%m-%d')}. Workloads, limits and notes: README.md, section Speed and memory.\n\n"
+        f"{time.strftime('%Y-%m-%d')}. Workloads, limits and notes: docs/speed.md.\n\n"
         "| workload | contender | pairs | s | pairs/s | × bert-score | peak RSS MB | max abs ΔF vs bert-score | τ vs exact |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
     )
@@ -265,7 +265,7 @@ def main() -> int:
     parser.add_argument("--out", help="results file (default: benchmarks/results_<cpu class>.md)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    # Before torch starts: oneDNN's kernel cache, capped for reduced precision on CPU (README, Speed and memory).
+    # Before torch starts: oneDNN's kernel cache, capped for reduced precision on CPU (docs/speed.md).
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")
     if args.child:
         child(args.child, args.workloads, args.out)
