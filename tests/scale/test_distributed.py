@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import datasets
 import pytest
 import torch
-import torch.multiprocessing as mp
+from gloo import on_gloo_ranks
 from tiny_models import MAX_LEN
 from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 
@@ -22,22 +20,14 @@ def test_shards_cover_every_pair_once():
             assert [i for a, b in bounds for i in range(a, b)] == list(range(n))
 
 
-def _worker(rank, world, rendezvous, model, cands, refs, out_dir):
-    import torch.distributed as dist
-
-    # A file rendezvous: no port to pick, so nothing another process on the machine can take first.
-    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world)
-    try:
-        result = {}
-        for idf in (False, True):
-            P, R, F = score_distributed(cands, refs, idf=idf, model_type=model, num_layers=2, device="cpu")
-            result[str(idf)] = [P.tolist(), R.tolist(), F.tolist()]
-        only_root = score_distributed(cands, refs, to="rank0", model_type=model, num_layers=2, device="cpu")
-        result["rank0"] = None if only_root is None else only_root[2].tolist()
-        with open(f"{out_dir}/rank{rank}.json", "w") as f:
-            json.dump(result, f)
-    finally:
-        dist.destroy_process_group()
+def _worker(rank, model, cands, refs):
+    result = {}
+    for idf in (False, True):
+        P, R, F = score_distributed(cands, refs, idf=idf, model_type=model, num_layers=2, device="cpu")
+        result[str(idf)] = [P.tolist(), R.tolist(), F.tolist()]
+    only_root = score_distributed(cands, refs, to="rank0", model_type=model, num_layers=2, device="cpu")
+    result["rank0"] = None if only_root is None else only_root[2].tolist()
+    return result
 
 
 @pytest.mark.distributed
@@ -47,8 +37,7 @@ def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, mu
     model = tiny_model("bert")
     cands = mt_pairs[0][:7]  # not divisible by the world size
     refs = [[r, mt_pairs[0][-1]] for r in mt_pairs[1][:7]] if multi_ref else mt_pairs[1][:7]
-    mp.spawn(_worker, args=(2, str(tmp_path / "rendezvous"), model, cands, refs, str(tmp_path)), nprocs=2, join=True)
-    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    ranks = on_gloo_ranks(_worker, tmp_path, model, cands, refs)
     for idf in (False, True):
         single = fb.score(cands, refs, model_type=model, num_layers=2, idf=idf)
         for result in ranks:
