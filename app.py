@@ -223,9 +223,9 @@ def _systems_and_references(ref_file, ref_text, system_files, systems_text):
     for name, lines in systems.items():
         if len(lines) != len(refs):
             raise gr.Error(f"System {name} has {len(lines)} lines but the references have {len(refs)}")
-        for row, text in enumerate([*lines, *refs], start=1):
-            if len(text) > MAX_CHARS:
-                raise gr.Error(f"a text of {name} or the references has {len(text)} characters; at most {MAX_CHARS}")
+        longest = max([*lines, *refs], key=len)
+        if len(longest) > MAX_CHARS:
+            raise gr.Error(f"a text of {name} or the references has {len(longest)} characters; at most {MAX_CHARS}")
     return systems, refs
 
 
