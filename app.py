@@ -17,7 +17,6 @@ import gradio as gr
 import torch
 
 import fastbertscore as fb
-from fastbertscore.explanations.plot import similarity_figure
 
 MAX_PAIRS = 2000  # per batch file
 MAX_CHARS = 4000  # per text
@@ -129,7 +128,7 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
         [u.text, tokens.reference_units[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
         for u in tokens.candidate_units
     ]
-    return _rows(result), scorer.hash, counted, note, similarity_figure(tokens), highlighted, matches
+    return _rows(result), scorer.hash, counted, note, fb.similarity_figure(tokens), highlighted, matches
 
 
 @on_model_thread

@@ -23,6 +23,15 @@ from fastbertscore.signature import Signature
 from fastbertscore.significance import Comparison, compare
 from fastbertscore.validate import check_hub_model_id
 
+def __getattr__(name: str):
+    """``similarity_figure`` on first use only: it imports matplotlib, an optional dependency."""
+    if name == "similarity_figure":
+        from fastbertscore.explanations.plot import similarity_figure
+
+        return similarity_figure
+    raise AttributeError(f"module 'fastbertscore' has no attribute {name!r}")
+
+
 # bert_score's names for the two tables, for drop-in use.
 model2layers = MODEL2LAYERS
 lang2model = LANG2MODEL
@@ -57,4 +66,5 @@ __all__ = [
     "lang2model",
     "model2layers",
     "score",
+    "similarity_figure",
 ]

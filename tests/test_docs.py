@@ -1,7 +1,9 @@
 """The documentation: the MkDocs site builds with --strict (offline), and every Python example in README.md and
 docs/ runs on the embedded model; where an example shows its output (a ``>>>`` block), the output must match.
 
-A block preceded by ``<!-- not run: reason -->`` is the exception, and says which test runs the same code."""
+A block preceded by ``<!-- not run: reason -->`` is the exception, and says which test runs the same code. Shell
+blocks preceded by ``<!-- run: ... -->`` run too, each command in turn, and the ``# `` lines under a command are
+its output: words must match, numbers within the tolerance policy (they are printed with 6 decimals)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ import sys
 
 import pytest
 from paths import REPO
+from tolerances import PRINTED_6, prf_bounds
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:<!-- not run: (?P<reason>[^>]+) -->\n)?```python\n(?P<code>.*?)```", re.S)
+
+
+SHELL = re.compile(r"<!-- run:[^>]*-->\n```bash\n(?P<code>.*?)```", re.S)
 
 
 def _blocks(page):
@@ -60,3 +66,35 @@ def test_python_examples_run(page, tmp_path, monkeypatch):
             exec(compile(code, f"{page.name}[{k}]", "exec"), namespace)  # noqa: S102 - our own documentation
         ran += 1
     assert ran > 0
+
+
+def _commands(block: str):
+    """(command, shown output lines) for each command of a shell block."""
+    out = []
+    for line in block.splitlines():
+        if line.startswith("# ") and out:
+            out[-1][1].append(line[2:])
+        elif line.strip():
+            out.append((line, []))
+    return out
+
+
+def _same_words(got: str, shown: str) -> bool:
+    bound = prf_bounds()[2] + 2 * PRINTED_6
+    a, b = got.split(), shown.split()
+    return len(a) == len(b) and all(
+        x == y or (re.fullmatch(r"-?\d+\.\d+", x) and re.fullmatch(r"-?\d+\.\d+", y) and abs(float(x) - float(y)) <= bound)
+        for x, y in zip(a, b)
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PAGES if SHELL.search(p.read_text(encoding="utf-8"))], ids=lambda p: p.name)
+def test_shell_examples_run_and_print_what_they_show(page, tmp_path):
+    for block in SHELL.finditer(page.read_text(encoding="utf-8")):
+        for command, shown in _commands(block["code"]):
+            done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, f"{command}: {done.stderr[-1000:]}"
+            got = done.stdout.splitlines()
+            if shown:
+                assert len(got) == len(shown) and all(map(_same_words, got, shown)), f"{command} printed {got}, the page shows {shown}"

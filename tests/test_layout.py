@@ -131,3 +131,21 @@ def test_architecture_md_names_every_part():
     missing = sorted(n for n in named - {"__main__", "_version", "__init__"} if f"`{n}" not in text and f"{n}`" not in text
                      and f"{n}/" not in text and f"{n}.py" not in text)
     assert not missing, f"ARCHITECTURE.md does not say where these live: {missing}"
+
+
+@pytest.mark.parametrize("adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py"])
+def test_adapters_use_public_names_only(adapter):
+    """The evaluate module and the Space reach the engine through ``fastbertscore``'s own names, never a module
+    inside it (an internal module may move; a public name may not)."""
+    import fastbertscore
+
+    tree = ast.parse((REPO / adapter).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            inner = [a.name for a in node.names if a.name.startswith("fastbertscore.")]
+            assert not inner, f"{adapter} imports {inner[0]}"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastbertscore"):
+            assert node.module == "fastbertscore", f"{adapter} imports from {node.module}"
+            assert all(a.name in fastbertscore.__all__ for a in node.names), f"{adapter}: not public: {node.names}"
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("fb", "fastbertscore"):
+            assert node.attr in fastbertscore.__all__ or node.attr == "__version__", f"{adapter} uses fastbertscore.{node.attr}"
