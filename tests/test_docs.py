@@ -39,9 +39,10 @@ def test_every_page_is_in_the_site_and_the_site_builds_strict(tmp_path):
     api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     import fastbertscore
 
-    for name in fastbertscore.__all__:  # the API reference covers every public name
+    for name in fastbertscore.__all__:  # the API reference covers every public name (a lazy one where it lives)
         if name not in ("__version__", "lang2model", "model2layers", "LANG2MODEL", "MODEL2LAYERS", "DEFAULT_MODEL"):
-            assert f'id="fastbertscore.{name}"' in api, name
+            home = getattr(getattr(fastbertscore, name), "__module__", "fastbertscore")
+            assert f'id="fastbertscore.{name}"' in api or f'id="{home}.{name}"' in api, name
 
 
 @pytest.mark.slow
