@@ -244,7 +244,7 @@ def compare_systems(ref_file, ref_text, system_files, systems_text, test, n_samp
         row = [f"{s.name} (baseline)" if k == 0 else s.name]
         for x, ci in zip(s.scores, s.intervals):
             row += [round(x, 4), round(ci.half_width, 4)]
-        row.append("" if s.p_value is None else f"{s.p_value:.4f}{'*' if s.p_value < 0.05 else ''}")
+        row.append(s.marked_p_value)
         body.append(row)
     summary = f"{len(refs)} segments · {len(systems)} systems  \n`{result.signature}`"
     if result.test is not None:

