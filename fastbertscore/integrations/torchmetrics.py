@@ -11,6 +11,7 @@ states in rank order, so every rank computes the same scores over the same pairs
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -107,11 +108,7 @@ class BERTScore(Metric):
 
     def _texts(self, kind: str) -> list[str]:
         data = bytes(_cat(getattr(self, f"{kind}_bytes"), torch.uint8).tolist())
-        out, start = [], 0
-        for n in _cat(getattr(self, f"{kind}_lengths"), torch.long).tolist():
-            out.append(data[start : start + n].decode("utf-8"))
-            start += n
-        return out
+        return [b.decode("utf-8") for b in _split(data, _cat(getattr(self, f"{kind}_lengths"), torch.long).tolist())]
 
     def compute(self) -> dict[str, torch.Tensor | str]:
         """P, R and F1 of every prediction kept (on every rank), as one ``score()`` over all of them would give."""
@@ -119,12 +116,7 @@ class BERTScore(Metric):
         counts = _cat(self.ref_counts, torch.long).tolist()
         if not preds:
             raise ValueError("compute() before any update(): there is nothing to score")
-        refs, start = [], 0
-        for n in counts:
-            refs.append(flat[start : start + n])
-            start += n
-        if all(n == 1 for n in counts):
-            refs = flat
+        refs = flat if all(n == 1 for n in counts) else _split(flat, counts)
         scorer = cached_scorer(self.settings.idf_over(flat))
         result = scorer.score_result(preds, refs, verbose=self.verbose)
         out: dict[str, torch.Tensor | str] = {
@@ -134,6 +126,12 @@ class BERTScore(Metric):
         if self.return_hash:
             out["hash"] = scorer.hash
         return out
+
+
+def _split(items, sizes: list[int]) -> list:
+    """``items`` cut into consecutive pieces of ``sizes``."""
+    ends = list(itertools.accumulate(sizes))
+    return [items[end - size : end] for size, end in zip(sizes, ends)]
 
 
 def _cat(state, dtype: torch.dtype) -> torch.Tensor:
