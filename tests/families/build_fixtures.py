@@ -1,0 +1,239 @@
+"""Build the family-matrix fixtures: one tiny random encoder per architecture family bert-score supports.
+
+Each fixture is what a Hub checkpoint of that family looks like when transformers 4 saved it: the config, the
+weights (a whole seq2seq model where the Hub's are seq2seq: T5, mT5, mBART, LED), and a tokenizer trained here on
+real MT sentences, saved with both its slow (Python/sentencepiece) and its fast (tokenizers) files, so either
+``use_fast_tokenizer`` setting loads the kind asked for. 3 layers of width 32; folder names carry the family,
+since bert-score branches on substrings of ``model_type`` (``"t5" in model_type`` picks T5EncoderModel).
+
+Run once, in the transformers-4.57 venv (see ``record_reference.py`` for the one command that makes it), from
+the repository root, with ``../shared`` beside it (the training sentences)::
+
+    /tmp/venv-tf4/bin/python tests/families/build_fixtures.py
+
+It writes ``tests/data/families/tiny-<family>/``; the folders are committed, so the suite never trains.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import torch
+import transformers as T
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "tests" / "data" / "families"
+SHARED = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
+
+SIZE = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=37)
+LIMIT = 512  # the tokenizers' model_max_length, as most Hub checkpoints of these families report
+UNLIMITED = int(1e30)  # what transformers 4 reports for a tokenizer saved without a limit (DeBERTa-v3, XLNet, mT5)
+
+
+def corpus() -> list[str]:
+    """Real MT sentences (WMT to-English candidates and references) to train the tokenizers on."""
+    if not SHARED.exists():
+        sys.exit(f"needs {SHARED} (the shared WMT judgments) to train the tokenizers")
+    with SHARED.open(encoding="utf-8", newline="") as f:
+        rows = [row for _, row in zip(range(4000), csv.DictReader(f, delimiter="\t"))]
+    return [row["reference"] for row in rows] + [row["candidate"] for row in rows]
+
+
+def wordpiece_vocab(tmp: Path, specials: list[str]) -> str:
+    from tokenizers import BertWordPieceTokenizer
+
+    trainer = BertWordPieceTokenizer(lowercase=True)
+    trainer.train_from_iterator(corpus(), vocab_size=800, min_frequency=2, special_tokens=specials)
+    trainer.save_model(str(tmp))
+    return str(tmp / "vocab.txt")
+
+
+def byte_bpe_files(tmp: Path, specials: list[str]) -> tuple[str, str]:
+    from tokenizers import ByteLevelBPETokenizer
+
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(corpus(), vocab_size=800, min_frequency=2, special_tokens=specials)
+    trainer.save_model(str(tmp))
+    return str(tmp / "vocab.json"), str(tmp / "merges.txt")
+
+
+def sentencepiece_model(tmp: Path, *, t5_ids: bool = False, fairseq: bool = False) -> str:
+    """A unigram sentencepiece model; T5's layout puts <pad>, </s>, <unk> at 0, 1, 2; fairseq's (XLM-R, CamemBERT,
+    mBART) has no <pad> piece, since those tokenizers place <s>, <pad>, </s>, <unk> themselves."""
+    import sentencepiece as spm
+
+    text = tmp / "corpus.txt"
+    text.write_text("\n".join(corpus()), encoding="utf-8")
+    if t5_ids:
+        ids, symbols = dict(pad_id=0, eos_id=1, unk_id=2, bos_id=-1), []
+    elif fairseq:
+        ids, symbols = dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1), []
+    else:
+        ids, symbols = dict(unk_id=0, bos_id=1, eos_id=2, pad_id=3), ["<mask>", "<cls>", "<sep>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    spm.SentencePieceTrainer.train(
+        input=str(text), model_prefix=str(tmp / "spm"), vocab_size=800, model_type="unigram",
+        character_coverage=1.0, user_defined_symbols=symbols, **ids, minloglevel=2,
+    )
+    return str(tmp / "spm.model")
+
+
+def _tokenizer(family: str, tmp: Path):
+    """The slow tokenizer of ``family`` (its fast twin is converted from it when saved)."""
+    lim = dict(model_max_length=LIMIT)
+    if family in ("bert", "distilbert", "electra"):
+        vocab = wordpiece_vocab(tmp, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+        cls = {"bert": T.BertTokenizer, "distilbert": T.DistilBertTokenizer, "electra": T.ElectraTokenizer}[family]
+        return cls(vocab, **lim)
+    if family == "mpnet":
+        return T.MPNetTokenizer(wordpiece_vocab(tmp, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]), **lim)
+    if family == "funnel":
+        specials = ["<pad>", "<unk>", "<cls>", "<sep>", "<mask>", "<s>", "</s>"]
+        return T.FunnelTokenizer(wordpiece_vocab(tmp, specials), **lim)
+    if family in ("roberta", "bart", "longformer", "led"):
+        vocab, merges = byte_bpe_files(tmp, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        cls = {"roberta": T.RobertaTokenizer, "bart": T.BartTokenizer, "longformer": T.LongformerTokenizer,
+               "led": T.LEDTokenizer}[family]
+        return cls(vocab, merges, **lim)
+    if family == "deberta":
+        vocab, merges = byte_bpe_files(tmp, ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"])
+        return T.DebertaTokenizer(vocab, merges, **lim)
+    if family in ("t5", "mt5"):
+        model = sentencepiece_model(tmp, t5_ids=True)
+        return T.T5Tokenizer(model, extra_ids=0, **(lim if family == "t5" else dict(model_max_length=UNLIMITED)))
+    model = sentencepiece_model(tmp, fairseq=family in ("xlm-roberta", "camembert", "mbart"))
+    if family == "deberta-v2":  # v3-style: the tokenizer reports no limit
+        return T.DebertaV2Tokenizer(model, model_max_length=UNLIMITED)
+    if family == "xlnet":
+        return T.XLNetTokenizer(model, model_max_length=UNLIMITED)
+    cls = {"xlm-roberta": T.XLMRobertaTokenizer, "albert": T.AlbertTokenizer, "mbart": T.MBartTokenizer,
+           "bigbird": T.BigBirdTokenizer, "camembert": T.CamembertTokenizer}[family]
+    return cls(model, **lim)
+
+
+def _modernbert_tokenizer(tmp: Path):
+    """ModernBERT ships a fast-only tokenizer (``PreTrainedTokenizerFast``): byte-level BPE, [CLS] … [SEP]."""
+    from tokenizers import processors
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab, merges = byte_bpe_files(tmp, specials)
+    from tokenizers import ByteLevelBPETokenizer
+
+    backend = ByteLevelBPETokenizer(vocab, merges, add_prefix_space=False)
+    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
+    )
+    return T.PreTrainedTokenizerFast(
+        tokenizer_object=backend._tokenizer, model_max_length=LIMIT, cls_token="[CLS]", sep_token="[SEP]",
+        pad_token="[PAD]", unk_token="[UNK]", mask_token="[MASK]",
+    )
+
+
+def _model(family: str, tok):
+    """A tiny random model of ``family``, shaped like that family's Hub checkpoints."""
+    n, pad = max(len(tok), tok.vocab_size, *tok.all_special_ids) + 1, tok.pad_token_id
+    pos = LIMIT + 2  # RoBERTa-style embeddings number positions from padding_idx + 1
+    if family == "bert":
+        return T.BertModel(T.BertConfig(vocab_size=n, max_position_embeddings=LIMIT, **SIZE))
+    if family in ("roberta", "xlm-roberta", "camembert"):
+        cfg_cls = {"roberta": T.RobertaConfig, "xlm-roberta": T.XLMRobertaConfig, "camembert": T.CamembertConfig}
+        model_cls = {"roberta": T.RobertaModel, "xlm-roberta": T.XLMRobertaModel, "camembert": T.CamembertModel}
+        return model_cls[family](cfg_cls[family](vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, **SIZE))
+    if family == "distilbert":
+        cfg = T.DistilBertConfig(vocab_size=n, dim=32, n_layers=3, n_heads=2, hidden_dim=37, max_position_embeddings=LIMIT)
+        return T.DistilBertModel(cfg)
+    if family == "albert":
+        return T.AlbertModel(T.AlbertConfig(vocab_size=n, embedding_size=16, max_position_embeddings=LIMIT, **SIZE))
+    if family == "electra":
+        return T.ElectraModel(T.ElectraConfig(vocab_size=n, embedding_size=16, max_position_embeddings=LIMIT, **SIZE))
+    if family == "deberta":
+        return T.DebertaModel(T.DebertaConfig(vocab_size=n, max_position_embeddings=LIMIT, pad_token_id=pad, **SIZE))
+    if family == "deberta-v2":  # as microsoft/deberta-v3-base: relative positions only
+        cfg = T.DebertaV2Config(
+            vocab_size=n, max_position_embeddings=LIMIT, relative_attention=True, position_biased_input=False,
+            pos_att_type=["p2c", "c2p"], position_buckets=256, max_relative_positions=-1, norm_rel_ebd="layer_norm",
+            share_att_key=True, pad_token_id=pad, **SIZE,
+        )
+        return T.DebertaV2Model(cfg)
+    if family == "mpnet":
+        return T.MPNetModel(T.MPNetConfig(vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, **SIZE))
+    if family == "xlnet":
+        return T.XLNetModel(T.XLNetConfig(vocab_size=n, d_model=32, n_layer=3, n_head=2, d_inner=37, pad_token_id=pad))
+    if family in ("t5", "mt5"):  # whole seq2seq checkpoints, as t5-small and google/mt5-small are
+        cfg_cls, model_cls = (T.T5Config, T.T5ForConditionalGeneration) if family == "t5" else (T.MT5Config, T.MT5ForConditionalGeneration)
+        cfg = cfg_cls(vocab_size=n, d_model=32, d_kv=16, d_ff=37, num_layers=3, num_decoder_layers=2, num_heads=2,
+                      pad_token_id=pad, eos_token_id=tok.eos_token_id, decoder_start_token_id=pad)
+        return model_cls(cfg)
+    seq2seq = dict(d_model=32, encoder_layers=3, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                   encoder_ffn_dim=37, decoder_ffn_dim=37, pad_token_id=pad, bos_token_id=tok.bos_token_id,
+                   eos_token_id=tok.eos_token_id, vocab_size=n)
+    if family == "bart":  # facebook/bart-large is a BartModel checkpoint
+        return T.BartModel(T.BartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
+    if family == "mbart":
+        return T.MBartForConditionalGeneration(T.MBartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
+    if family == "led":
+        cfg = T.LEDConfig(max_encoder_position_embeddings=LIMIT + 8, max_decoder_position_embeddings=64,
+                          attention_window=[8, 8, 8], **seq2seq)
+        return T.LEDForConditionalGeneration(cfg)
+    if family == "longformer":
+        cfg = T.LongformerConfig(vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, attention_window=[8, 8, 8], **SIZE)
+        return T.LongformerModel(cfg)
+    if family == "bigbird":  # full attention: bert-score's inputs are short, and block-sparse needs long ones
+        cfg = T.BigBirdConfig(vocab_size=n, max_position_embeddings=LIMIT, attention_type="original_full",
+                              pad_token_id=pad, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                              sep_token_id=tok.sep_token_id, **SIZE)
+        return T.BigBirdModel(cfg)
+    if family == "modernbert":
+        cfg = T.ModernBertConfig(vocab_size=n, max_position_embeddings=LIMIT, pad_token_id=pad, bos_token_id=tok.cls_token_id,
+                                 eos_token_id=tok.sep_token_id, cls_token_id=tok.cls_token_id, sep_token_id=tok.sep_token_id,
+                                 global_attn_every_n_layers=2, local_attention=16, **SIZE)
+        return T.ModernBertModel(cfg)
+    if family == "funnel":
+        cfg = T.FunnelConfig(vocab_size=n, block_sizes=[1, 1, 1], num_decoder_layers=1, d_model=32, n_head=2, d_head=16,
+                             d_inner=37)
+        return T.FunnelModel(cfg)
+    raise KeyError(family)
+
+
+FAMILIES = [
+    "bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "mpnet", "xlnet",
+    "t5", "mt5", "bart", "mbart", "longformer", "led", "bigbird", "camembert", "modernbert", "funnel",
+]
+
+
+def build(family: str) -> Path:
+    out = OUT / f"tiny-{family}"
+    shutil.rmtree(out, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        slow = _modernbert_tokenizer(tmp) if family == "modernbert" else _tokenizer(family, tmp)
+        torch.manual_seed(zlib.crc32(family.encode()))
+        model = _model(family, slow).eval()
+        model.save_pretrained(out, safe_serialization=True)
+        slow.save_pretrained(out)
+        if family != "modernbert":  # save the fast twin's tokenizer.json beside the slow files
+            fast = T.AutoTokenizer.from_pretrained(out, use_fast=True)
+            assert fast.is_fast, family
+            fast.save_pretrained(out)
+    return out
+
+
+def main() -> None:
+    assert T.__version__.startswith("4."), f"run in the transformers-4 venv (found {T.__version__})"
+    for family in sys.argv[1:] or FAMILIES:
+        out = build(family)
+        size = sum(p.stat().st_size for p in out.iterdir())
+        print(f"{family:12s} {out.relative_to(REPO)}  {size / 1e3:.0f} kB", flush=True)
+    (OUT / "versions.json").write_text(json.dumps(
+        {"transformers": T.__version__, "torch": torch.__version__, "made_by": "tests/families/build_fixtures.py"},
+        indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
