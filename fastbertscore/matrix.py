@@ -55,7 +55,7 @@ def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = 
     tok = tokenize(tokenizer, texts, scorer.token_limit)
     max_length = scorer.max_length
     if scorer.long_inputs == "truncate":
-        warn_truncated(len(tok.truncated), len(tok.ids), max_length)
+        warn_truncated(len(tok.truncated), len(tok.ids), max_length, tokenizer.model_max_length)
     elif max_length is not None:
         check_long(tok, max_length, scorer.long_inputs, labels.__getitem__)  # texts are in input order
     empty = [tok.is_empty(k) for k in range(len(texts))]

@@ -87,7 +87,7 @@ def score_pairs(
     n_pairs = len(pairs.cands)
     tok = tokenize(tokenizer, texts.texts, max_length if long_inputs == "truncate" else None)
     if long_inputs == "truncate":
-        warn_truncated(len(tok.truncated), len(tok.ids), max_length)
+        warn_truncated(len(tok.truncated), len(tok.ids), max_length, tokenizer.model_max_length)
     elif max_length is not None:
         check_long(tok, max_length, long_inputs, texts.first_use, lambda u: _input_position(texts, u))
     sent_weights = text_weights(tok, weights, texts.first_use)

@@ -23,8 +23,13 @@ logger = logging.getLogger(__name__)
 # variable); for them layer 0 is read from the hidden states of a one-layer encoder instead.
 _NO_EMPTY_ENCODER = frozenset({"deberta-v2"})
 _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
+# Families whose hidden states are not one vector per input token at every layer.
+_UNSUPPORTED = {"funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the "
+                          "text's tokens"}
 # A tokenizer that reports more than this has no real limit (DeBERTa-v3 and many others say 1e30).
 _UNLIMITED = 1_000_000
+# Position schemes with no table to run past: relative (T5, XLNet; DeBERTa without position_biased_input) or rotary.
+_RELATIVE_POSITIONS = frozenset({"t5", "mt5", "umt5", "xlnet", "modernbert"})
 
 
 def resolve_model_source(model_type: str) -> str:
@@ -95,17 +100,49 @@ def _refuse_remote_code(error: Exception, name: str) -> None:
         ) from None
 
 
-def load_tokenizer(model_type: str, use_fast: bool = False):
-    """Load the tokenizer; byte-level BPE tokenizers (RoBERTa, GPT-2, BART) get a prefix space.
+#: Model types that transformers 4.57's AutoTokenizer gives a slow ``GPT2Tokenizer`` or ``RobertaTokenizer``
+#: when the checkpoint names no tokenizer class (its TOKENIZER_MAPPING_NAMES). bert-score 0.3.13's ``sent_encode``
+#: passes ``add_prefix_space=True`` to exactly those two classes; BART, Longformer, LED and MVP had tokenizer classes
+#: of their own in 4.57 (today they are aliases of RobertaTokenizer), and no fast class ever took that branch.
+PREFIX_SPACE_MODEL_TYPES = frozenset({
+    "blip-2", "bridgetower", "clap", "data2vec-text", "dbrx", "emu3", "exaone4", "gpt2", "gpt_bigcode", "gpt_neo", "gptj",
+    "granite", "granitemoe", "granitemoehybrid", "granitemoeshared", "ibert", "instructblip", "instructblipvideo", "mega",
+    "minimax", "mra", "opt", "roberta", "roberta-prelayernorm", "starcoder2",
+})
+_PREFIX_SPACE_CLASSES = frozenset({"GPT2Tokenizer", "RobertaTokenizer"})
 
-    ``bert-score`` asks for the prefix space per call, which transformers 5 silently ignores; setting it on
-    the tokenizer restores the behaviour the published baselines were computed with.
+
+def published_prefix_space(tokenizer_class: str | None, model_type: str | None, use_fast: bool) -> bool:
+    """Whether bert-score 0.3.13 on transformers 4.57 encodes with a prefix space.
+
+    ``sent_encode`` takes that branch for instances of ``GPT2Tokenizer`` or ``RobertaTokenizer``. transformers 4.57
+    picks the class from ``tokenizer_class`` in the checkpoint's tokenizer or model config, else from the model type;
+    with ``use_fast`` it picks the fast twin, which is neither class.
     """
-    from transformers import AutoTokenizer, GPT2Tokenizer, RobertaTokenizer
+    if use_fast:
+        return False
+    if tokenizer_class:
+        return tokenizer_class.removesuffix("Fast") in _PREFIX_SPACE_CLASSES
+    return model_type in PREFIX_SPACE_MODEL_TYPES
+
+
+def load_tokenizer(model_type: str, use_fast: bool = False):
+    """Load the tokenizer, with a prefix space where bert-score 0.3.13 as published gave one.
+
+    On transformers 5 ``bert-score`` still asks for the prefix space per call, which is silently ignored, and
+    BART/Longformer/LED tokenizers became RobertaTokenizer; the rule here is the one of transformers 4.57
+    (:func:`published_prefix_space`), the release its published numbers and baselines were computed with.
+    """
+    from transformers import AutoConfig, AutoTokenizer
+    from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
     source = resolve_model_source(model_type)
     tokenizer = _from_pretrained(AutoTokenizer, source, model_type, "tokenizer", use_fast=use_fast)
-    if isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer)) and not getattr(tokenizer, "add_prefix_space", True):
+    if getattr(tokenizer, "add_prefix_space", True):
+        return tokenizer  # no switch, or already on
+    named = get_tokenizer_config(source, local_files_only=True).get("tokenizer_class")
+    config = _from_pretrained(AutoConfig, source, model_type, "config")
+    if published_prefix_space(named or getattr(config, "tokenizer_class", None), config.model_type, use_fast):
         tokenizer = _from_pretrained(
             AutoTokenizer, source, model_type, "tokenizer", use_fast=use_fast, add_prefix_space=True
         )
@@ -168,6 +205,39 @@ class Encoder:
         return 1024
 
 
+# What a seq2seq checkpoint holds beside the encoder, which an encoder-only load leaves out on purpose.
+_NOT_LOADED_ON_PURPOSE = ("decoder.", "lm_head.", "final_logits_bias", "model.decoder.", "led.decoder.")
+
+
+@contextmanager
+def _own_load_report():
+    """Hold back transformers' LOAD REPORT for the weights load; :func:`_report_load` says what matters."""
+    hf_logger = logging.getLogger("transformers.modeling_utils")
+    level = hf_logger.level
+    hf_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logger.setLevel(level)
+
+
+def _report_load(info: dict, name: str, encoder_only: bool) -> None:
+    """Warn about weights missing from the checkpoint, of another shape, or unexpected — except the decoder and
+    head weights of a seq2seq checkpoint whose encoder alone is loaded (bert-score loads them the same way)."""
+    unexpected = sorted(info.get("unexpected_keys") or ())
+    if encoder_only:
+        unexpected = [key for key in unexpected if not key.startswith(_NOT_LOADED_ON_PURPOSE)]
+    problems = {
+        "missing from the checkpoint (randomly initialised)": sorted(info.get("missing_keys") or ()),
+        "of another shape in the checkpoint": sorted(str(key[0]) for key in info.get("mismatched_keys") or ()),
+        "in the checkpoint but not in the model": unexpected,
+    }
+    for what, keys in problems.items():
+        if keys:
+            shown = ", ".join(keys[:8]) + (f", … ({len(keys)} in all)" if len(keys) > 8 else "")
+            logger.warning("model_type=%r: weights %s: %s", name, what, shown)
+
+
 def _layer_stack(model) -> tuple[object, str]:
     """Return (owner, attribute) of the module list holding the model's layers."""
     for path in ("encoder.layer", "encoder.block", "transformer.layer", "layer", "layers", "block"):
@@ -209,9 +279,17 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
 
     source = resolve_model_source(model_type)
     config = _from_pretrained(transformers.AutoConfig, source, model_type, "config")
+    if config.model_type in _UNSUPPORTED:
+        raise ValueError(
+            f"model_type={model_type!r} is a {config.model_type} model, which BERTScore cannot use: "
+            f"{_UNSUPPORTED[config.model_type]} (bert-score 0.3.13 refuses it too). Use an encoder of another family."
+        )
     loader = getattr(transformers, _T5_ENCODERS.get(config.model_type, "AutoModel"))
-    model = _from_pretrained(loader, source, model_type, "weights", dtype=torch.float32)
-    if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
+    with _own_load_report():
+        model, info = _from_pretrained(loader, source, model_type, "weights", dtype=torch.float32, output_loading_info=True)
+    encoder_only = getattr(config, "is_encoder_decoder", False)
+    _report_load(info, model_type, encoder_only)
+    if encoder_only and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     model.eval()
     depth = model_depth(model)
@@ -230,16 +308,31 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
 
 
 def max_input_length(tokenizer, encoder: Encoder) -> int | None:
-    """Longest token sequence the model takes, special tokens included; ``None`` when unbounded."""
+    """Longest token sequence to feed the model, special tokens included; ``None``: no cut.
+
+    bert-score cuts at the tokenizer's ``model_max_length``. A tokenizer that reports no limit (DeBERTa-v3, XLNet,
+    mT5 say 1e30) cuts nothing there: models with relative positions read the whole text, as bert-score's do; a
+    model with absolute position embeddings cannot read past them (bert-score fails there), so it is cut at them.
+    A reported limit beyond the position embeddings is lowered to them too (bert-score fails there as well).
+    """
     reported = tokenizer.model_max_length
-    if reported and reported < _UNLIMITED:
-        return int(reported)
+    limit = int(reported) if reported and reported < _UNLIMITED else None
+    positions = _absolute_positions(encoder)
+    if positions is not None and (limit is None or positions < limit):
+        logger.info("tokenizer reports max length %s; using %d, where the model's position embeddings end", reported, positions)
+        return positions
+    return limit
+
+
+def _absolute_positions(encoder: Encoder) -> int | None:
+    """How many positions the model's absolute position embeddings cover; ``None`` for relative positions."""
     config = encoder.module.config
-    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if config.model_type in _RELATIVE_POSITIONS or getattr(config, "position_biased_input", True) is False:
+        return None
+    positions = (getattr(config, "max_encoder_position_embeddings", None) or getattr(config, "max_position_embeddings", None)
+                 or getattr(config, "n_positions", None))
     if not positions or positions <= 0:
-        return None  # relative positions only (XLNet): no hard limit
+        return None
     # RoBERTa-style embeddings number positions from padding_idx + 1, so the last slots are unreachable.
     padding_idx = getattr(getattr(encoder.module, "embeddings", None), "padding_idx", None)
-    usable = positions - (padding_idx + 1 if padding_idx is not None else 0)
-    logger.info("tokenizer reports no usable max length (%s); using %d from the model's positions", reported, usable)
-    return usable
+    return positions - (padding_idx + 1 if padding_idx is not None else 0)

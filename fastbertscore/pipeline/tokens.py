@@ -83,13 +83,23 @@ def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[in
     return ids
 
 
-def warn_truncated(count: int, total: int, max_length: int | None) -> None:
-    if count:
-        logger.warning(
-            "%d of %d input texts are longer than the model's %s tokens and were cut at that length, "
-            "as bert-score does; their scores ignore the rest of the text. Pass long_inputs='window' to score "
-            "them in full.",
-            count,
-            total,
-            max_length,
-        )
+def warn_truncated(count: int, total: int, max_length: int | None, reported: int | float | None = None) -> None:
+    """Say how many texts were cut, and whether that is where bert-score cuts them.
+
+    ``reported`` is the tokenizer's own ``model_max_length``: bert-score cuts there. Where the cut is shorter (the
+    tokenizer reports no limit, or more than the model's position embeddings hold), bert-score cuts nothing and
+    fails on such texts (a position index out of range), so the message says so instead.
+    """
+    if not count:
+        return
+    if reported is None or reported == max_length:
+        how = "as bert-score does (the tokenizer's limit)"
+    else:
+        shown = "none" if reported >= 1_000_000 else f"{int(reported)} tokens"
+        how = (f"where the model's position embeddings end; the tokenizer reports {'no limit' if shown == 'none' else shown}, "
+               "so bert-score cuts nothing there and fails on such texts")
+    logger.warning(
+        "%d of %d input texts are longer than the model's %s tokens and were cut at that length, %s; their "
+        "scores ignore the rest of the text. Pass long_inputs='window' to score them in full.",
+        count, total, max_length, how,
+    )
