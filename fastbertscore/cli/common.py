@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.files import read_json_lines, read_lines
+from fastbertscore.files import read_json_lines, read_lines, split_lines
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 
@@ -29,11 +29,19 @@ def add_common(parser: argparse.ArgumentParser, taken: tuple[str, ...] = ()) -> 
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
+def stdin_lines() -> list[str]:
+    """The stripped lines of standard input, cut as a file's are (:func:`fastbertscore.files.split_lines`)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+    except UnicodeDecodeError as error:
+        raise InputError(f"cannot read standard input: {error}") from None
+    return [line.strip() for line in split_lines(text)]
+
+
 def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
     """Lines of a file (or stdin for '-'), or None when ``value`` is a literal string."""
     if value == "-":
-        if stdin_text is None:
-            raise InputError("'-' (standard input) can be used for only one of --cand and --ref")
         return stdin_text
     if Path(value).is_file():
         return read_lines(value)

@@ -3,12 +3,15 @@ Python keywords), exit 2 for bad input."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 
 import pytest
+
+import fastbertscore as fb
 
 
 def _cli(args: list[str], *, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -43,3 +46,54 @@ def test_a_model_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refused
     assert len(err) == 1, done.stderr  # no retry lines: the Hub is asked once
     assert err[0].startswith(f"bertscore: error: could not load the tokenizer of model_type='{model}': ")
     assert f"the Hub cannot be reached ({refused_endpoint}: " in err[0]
+
+
+# Each file has 3 lines; U+2028, U+0085, \v, \f and a lone \r inside a line do not end it.
+CANDS = "The cat\u2028sat.\nIt is\x85raining.\r\nA\vdog\fran\rhome.\n"
+REFS = "A cat sat.\nRain\u2028falls.\nThe dog ran home.\n"
+
+
+def test_files_are_cut_at_newline_only(tmp_path, capsys):
+    from fastbertscore.cli.main import main
+
+    (tmp_path / "c.txt").write_bytes(CANDS.encode("utf-8"))
+    (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
+    argv = ["-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL, "-l", "2", "-s",
+            "--output", "json"]
+    assert main(argv) == 0  # was: 5 candidate lines against 4 references, or 4 misaligned pairs
+    assert len(json.loads(capsys.readouterr().out)["pairs"]) == 3
+
+
+@pytest.mark.slow
+def test_standard_input_is_cut_as_a_file_is(tmp_path):
+    (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
+    done = _cli(["-c", "-", "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL, "-l", "2", "-s", "--output", "tsv"],
+                stdin=CANDS)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 2 + 3  # the hash and header lines, then one line per pair
+
+
+@pytest.mark.parametrize("args", [["-c", "-", "-r", "-"], ["-c", "a.txt", "-r", "-", "-"]])
+def test_standard_input_is_read_once(args, capsys):
+    from fastbertscore.cli.main import main
+
+    # Was: every line scored against itself, 1.000000 everywhere, exit 0.
+    assert main([*args, "-m", fb.DEFAULT_MODEL]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bertscore: error: '-' (standard input) can be given only once"), err
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_the_torchrun_reader_cuts_at_newline_only(tmp_path, tiny_model):
+    (tmp_path / "c.txt").write_bytes(CANDS.encode("utf-8"))
+    (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
+    # --standalone: torchrun's rendezvous binds a port the system picks, so no port is chosen here.
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1",
+         "-m", "fastbertscore.scale.distributed", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "r.txt"),
+         "--out", str(tmp_path / "scores.tsv"), "-m", tiny_model("bert"), "-l", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len((tmp_path / "scores.tsv").read_text(encoding="utf-8").splitlines()) == 1 + 3  # header and 3 pairs
