@@ -97,3 +97,17 @@ def test_the_torchrun_reader_cuts_at_newline_only(tmp_path, tiny_model):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert len((tmp_path / "scores.tsv").read_text(encoding="utf-8").splitlines()) == 1 + 3  # header and 3 pairs
+
+
+@pytest.mark.parametrize(
+    "word, hint",
+    [("comapre", "did you mean 'bertscore compare'?"), ("tune_layer", "did you mean 'bertscore tune-layer'?"),
+     ("frobnicate", "commands: pairwise, mbr, compare, correlate, tune-layer, env, show, baseline")],
+)
+def test_a_mistyped_command_is_named_with_the_nearest_one(word, hint, capsys):
+    from fastbertscore.cli.main import main
+
+    # Was: the scoring command's "the following arguments are required: -c/--cand".
+    assert main([word, "-r", "refs.txt", "A.txt", "B.txt"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bertscore: error: unknown command '{word}': {hint}"), err
