@@ -1,4 +1,4 @@
-"""What the command line says when something is wrong: one line on stderr, the user's own words (flags, not
+"""What the command line says: errors in one line on stderr in the user's own words (flags, not
 Python keywords), exit 2 for bad input."""
 
 from __future__ import annotations
@@ -111,3 +111,20 @@ def test_a_mistyped_command_is_named_with_the_nearest_one(word, hint, capsys):
     assert main([word, "-r", "refs.txt", "A.txt", "B.txt"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"bertscore: error: unknown command '{word}': {hint}"), err
+
+
+HELPS = [[c] for c in ("pairwise", "mbr", "compare", "correlate", "tune-layer", "env", "show", "baseline")] + [
+    [], ["baseline", "build"], ["baseline", "import"], ["baseline", "push"]]
+
+
+@pytest.mark.parametrize("command", HELPS, ids=lambda c: " ".join(c) or "score")
+def test_help_is_plain_text(command, capsys):
+    from fastbertscore.cli.main import main
+
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: ")
+    for markup in ("%%", "``", ":class:", ":func:", ":mod:"):  # argparse's escape, reST from docstrings
+        assert markup not in text, (command, markup)
