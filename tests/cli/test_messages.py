@@ -128,3 +128,22 @@ def test_help_is_plain_text(command, capsys):
     assert text.startswith("usage: ")
     for markup in ("%%", "``", ":class:", ":func:", ":mod:"):  # argparse's escape, reST from docstrings
         assert markup not in text, (command, markup)
+
+
+def test_pairwise_b_is_the_batch_size_and_r_the_reference_file(tmp_path, capsys):
+    from fastbertscore.cli.main import main
+
+    (tmp_path / "a.txt").write_text("The cat sat.\nIt rains.\nA dog ran.\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("A cat sat.\nRain falls.\n", encoding="utf-8")
+    for ref_flag in ("-r", "--ref"):
+        out = tmp_path / f"m{ref_flag}.tsv"
+        argv = ["pairwise", "-a", str(tmp_path / "a.txt"), ref_flag, str(tmp_path / "b.txt"), "-b", "2", "-o", str(out)]
+        assert main([*argv, "-m", fb.DEFAULT_MODEL, "-l", "2"]) == 0
+        assert [len(row.split("\t")) for row in out.read_text(encoding="utf-8").splitlines()] == [2, 2, 2]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:  # the old meaning of -b: told, in one line
+        main(["pairwise", "-a", str(tmp_path / "a.txt"), "-b", str(tmp_path / "b.txt"), "-o", str(tmp_path / "m.tsv")])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("-b is the batch size, as in every command; give the reference texts "
+                                             "with -r/--ref"), err
