@@ -43,11 +43,18 @@ def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
     """Lines of a file (or stdin for '-'), or None when ``value`` is a literal string."""
     if value == "-":
         return stdin_text
-    if Path(value).is_file():
+    if _is_file(value):
         return read_lines(value)
     if _LOOKS_LIKE_PATH.match(value):
         raise InputError(f"file not found: {value} (quote a sentence with spaces to score it as text)")
     return None
+
+
+def _is_file(value: str) -> bool:
+    try:
+        return Path(value).is_file()
+    except OSError:  # a sentence longer than a file name may be (ENAMETOOLONG) is text, not a path
+        return False
 
 
 def _existing(path: Path, flag: str) -> Path:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from tolerances import assert_close, prf_bounds
 
 import fastbertscore as fb
 
@@ -147,3 +148,13 @@ def test_pairwise_b_is_the_batch_size_and_r_the_reference_file(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith("-b is the batch size, as in every command; give the reference texts "
                                              "with -r/--ref"), err
+
+
+def test_a_sentence_longer_than_a_file_name_is_scored_as_text(capsys):
+    from fastbertscore.cli.main import main
+
+    # Was: "error: OSError: [Errno 36] File name too long", exit 1: the text was tried as a path first.
+    sentence = " ".join(["word"] * 100)
+    assert main(["-c", sentence, "-r", sentence, "-m", fb.DEFAULT_MODEL, "-l", "2", "--output", "json"]) == 0
+    F = fb.score([sentence], [sentence], model_type=fb.DEFAULT_MODEL, num_layers=2)[2]
+    assert_close(json.loads(capsys.readouterr().out)["F1"], F[0], prf_bounds()[2], "F1")
