@@ -7,6 +7,8 @@ import argparse
 import logging
 import re
 import sys
+from dataclasses import fields
+from functools import lru_cache
 from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
@@ -79,13 +81,50 @@ def settings_from(args, prog: str) -> Settings:
     return from_arguments(args)
 
 
+@lru_cache(maxsize=1)
+def _keywords() -> tuple[dict[str, str], re.Pattern]:
+    """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it."""
+    flags = {f.name: next(x for x in f.metadata["flags"] if x.startswith("--")) for f in fields(Settings) if f.metadata["flags"]}
+    names = "|".join(sorted(flags, key=len, reverse=True))
+    return flags, re.compile(rf"(?<![\w-])({names})=('[^']*'|\"[^\"]*\"|True\b|False\b|None\b|-?[\d.]*\d)?")
+
+
+def in_flags(message: str) -> str:
+    """A library message in the command line's words: ``long_inputs='window'`` → ``--long_inputs window``,
+    ``lang=`` → ``--lang``, ``rescale_with_baseline=True`` → ``--rescale_with_baseline``. The library speaks
+    Python to Python callers; every CLI error and log line passes through here, the one place that translates."""
+    flags, pattern = _keywords()
+
+    def flag(match: re.Match) -> str:
+        name, value = flags[match[1]], match[2]
+        if value is None or value == "True":
+            return name
+        if value == "False":
+            return f"no {name}"
+        if value[0] in "'\"":
+            inner = value[1:-1]
+            value = inner if re.fullmatch(r"[\w./:@+~-]+", inner) else f"'{inner}'"
+        return f"{name} {value}"
+
+    return pattern.sub(flag, message)
+
+
+class _FlagsFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return in_flags(super().format(record))
+
+
 def guarded(prog: str, run, args) -> int:
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format=f"{prog}: %(message)s")
+    """``run(args)`` with log lines and errors in the CLI's words, each error in one line (exit 2, or 1 when
+    unexpected)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_FlagsFormatter(f"{prog}: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
         return run(args)
     except (InputError, BaselineError, ValueError, TypeError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {in_flags(str(error))}", file=sys.stderr)
         return 2
     except Exception as error:  # noqa: BLE001 - one line, not a stack trace, for anything unexpected
-        print(f"{prog}: error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"{prog}: error: {type(error).__name__}: {in_flags(str(error))}", file=sys.stderr)
         return 1

@@ -45,7 +45,7 @@ def test_a_model_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refused
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(err) == 1, done.stderr  # no retry lines: the Hub is asked once
-    assert err[0].startswith(f"bertscore: error: could not load the tokenizer of model_type='{model}': ")
+    assert err[0].startswith(f"bertscore: error: could not load the tokenizer of --model {model}: ")
     assert f"the Hub cannot be reached ({refused_endpoint}: " in err[0]
 
 
@@ -158,3 +158,32 @@ def test_a_sentence_longer_than_a_file_name_is_scored_as_text(capsys):
     assert main(["-c", sentence, "-r", sentence, "-m", fb.DEFAULT_MODEL, "-l", "2", "--output", "json"]) == 0
     F = fb.score([sentence], [sentence], model_type=fb.DEFAULT_MODEL, num_layers=2)[2]
     assert_close(json.loads(capsys.readouterr().out)["F1"], F[0], prf_bounds()[2], "F1")
+
+
+LONG = " ".join(["word"] * 600)  # more tokens than the embedded model's 512
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--rescale_with_baseline"], "--rescale_with_baseline needs --lang (baselines are per language) or --baseline_path"),
+        (["-c", LONG, "-r", "a word", "--long_inputs", "error"],
+         "pass --long_inputs window to score it in full or --long_inputs truncate to cut it as bert-score does"),
+    ],
+)
+def test_errors_name_flags_not_python_keywords(args, said, capsys):
+    from fastbertscore.cli.main import main
+
+    # Was: "rescale_with_baseline=True needs lang= ... or baseline_path=", "pass long_inputs='window' ...".
+    argv = [*args, "-m", fb.DEFAULT_MODEL] + (["-c", "a", "-r", "b"] if "-c" not in args else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bertscore: error: ") and err[0].endswith(said), err
+
+
+@pytest.mark.slow
+def test_log_lines_name_flags_not_python_keywords():
+    done = _cli(["-c", LONG, "-r", "a word", "-m", fb.DEFAULT_MODEL, "-l", "2"])
+    assert done.returncode == 0, done.stderr
+    assert "as bert-score does; their scores ignore the rest of the text. Pass --long_inputs window to score them " \
+           "in full." in done.stderr  # was: Pass long_inputs='window'
