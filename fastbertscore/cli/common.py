@@ -52,6 +52,20 @@ def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
     return None
 
 
+class TypedFlag(argparse.Action):
+    """Stores the value and, as ``<dest>_flag``, the spelling the user typed (``-f`` or ``--out``), so an error
+    names the flag as the user wrote it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_flag", option_string)
+
+
+def flag_of(args, dest: str, default: str) -> str:
+    """The spelling of ``dest``'s flag the user typed (``default`` when the value was not typed)."""
+    return getattr(args, f"{dest}_flag", None) or default
+
+
 def _is_file(value: str) -> bool:
     try:
         return Path(value).is_file()

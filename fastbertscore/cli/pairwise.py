@@ -8,8 +8,10 @@ from pathlib import Path
 
 from fastbertscore.cli.common import (
     InputError,
+    TypedFlag,
     add_common,
     file_lines,
+    flag_of,
     guarded,
     settings_from,
 )
@@ -21,7 +23,8 @@ def _parse(argv):
                         help="candidate texts, one per line (the matrix's rows)")
     parser.add_argument("-r", "--ref", dest="b", type=Path, metavar="REFS",
                         help="reference texts, one per line (columns; default: the same as -a)")
-    parser.add_argument("-o", "--out", required=True, type=Path, help="matrix file: .tsv (rows of numbers) or .npy")
+    parser.add_argument("-o", "--out", required=True, type=Path, action=TypedFlag,
+                        help="matrix file: .tsv (rows of numbers) or .npy")
     parser.add_argument("--score", choices=("f1", "precision", "recall"), default="f1", help="which matrix to write")
     add_common(parser)
     _refuse_a_file_for_b(argv)
@@ -41,7 +44,7 @@ def _run(args) -> int:
     from fastbertscore.scorer import BERTScorer
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):
-        raise InputError(f"--out must end in .tsv or .npy, got {args.out.name}")
+        raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
     texts_a = file_lines(args.a, "-a")
     texts_b = None if args.b is None else file_lines(args.b, "-r")
     settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)

@@ -187,3 +187,33 @@ def test_log_lines_name_flags_not_python_keywords():
     assert done.returncode == 0, done.stderr
     assert "as bert-score does; their scores ignore the rest of the text. Pass --long_inputs window to score them " \
            "in full." in done.stderr  # was: Pass long_inputs='window'
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["-f", "show.jpg2"], "-f show.jpg2: the image file must end in .png, .svg or .pdf"),  # was: "--out must end"
+        (["--file", "show.jpg"], "--file show.jpg: the image file must end in .png, .svg or .pdf"),
+        (["-c", "", "-r", "a cat"], "-c/--cand is empty: give a text to draw the heatmap of"),
+        (["-c", "a cat", "-r", " "], "-r/--ref is empty: give a text to draw the heatmap of"),
+    ],
+)
+def test_show_names_what_the_user_typed(args, said, capsys, tmp_path):
+    from fastbertscore.cli.main import main
+
+    # An empty text was drawn: matplotlib's UserWarning (with a file path) and the empty-text warning twice.
+    texts = [] if "-c" in args else ["-c", "a cat", "-r", "a dog"]
+    out = [] if any(flag in args for flag in ("-f", "--file")) else ["-f", str(tmp_path / "h.png")]
+    assert main(["show", *texts, *args, *out, "-m", fb.DEFAULT_MODEL]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"bertscore-show: error: {said}"]
+    assert not (tmp_path / "h.png").exists()
+
+
+def test_pairwise_names_the_out_flag_the_user_typed(tmp_path, capsys):
+    from fastbertscore.cli.main import main
+
+    (tmp_path / "a.txt").write_text("a cat\n", encoding="utf-8")
+    assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-o", "m.txt"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "bertscore pairwise: error: -o m.txt: the matrix file must end in .tsv or .npy"]
