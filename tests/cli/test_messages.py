@@ -49,6 +49,48 @@ def test_a_model_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refused
     assert f"the Hub cannot be reached ({refused_endpoint}: " in err[0]
 
 
+@pytest.fixture()
+def hub_without_the_model():
+    """A Hub endpoint on 127.0.0.1 that answers every request as the Hub does for a repo that does not exist."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class NotFound(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_HEAD(self):
+            body = b'{"error":"Repository not found"}'
+            self.send_response(404)
+            for key, value in (("X-Error-Code", "RepoNotFound"), ("X-Error-Message", "Repository not found"),
+                               ("Content-Type", "application/json"), ("Content-Length", str(len(body)))):
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command == "GET":
+                self.wfile.write(body)
+
+        do_GET = do_HEAD
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_model_the_hub_does_not_have_fails_in_one_line(tmp_path, hub_without_the_model):
+    # transformers' message runs over two lines; the Space and the CLI show one.
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(HF_ENDPOINT=hub_without_the_model, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"))
+    done = _cli(["-c", "a cat", "-r", "a dog", "-m", "acme/no-such-model"], env=env)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(err) == 1, done.stderr
+    assert err[0].startswith("bertscore: error: could not load the tokenizer of --model acme/no-such-model from the "
+                             "Hub: acme/no-such-model is not a local folder and is not a valid model identifier")
+
+
 # Each file has 3 lines; U+2028, U+0085, \v, \f and a lone \r inside a line do not end it.
 CANDS = "The cat\u2028sat.\nIt is\x85raining.\r\nA\vdog\fran\rhome.\n"
 REFS = "A cat sat.\nRain\u2028falls.\nThe dog ran home.\n"
