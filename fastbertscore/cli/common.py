@@ -135,6 +135,9 @@ def guarded(prog: str, run, args) -> int:
     handler = logging.StreamHandler()
     handler.setFormatter(_FlagsFormatter(f"{prog}: %(message)s"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
+    # huggingface_hub writes its log to stderr with a handler of its own (transformers too, without propagating):
+    # through ours as well, each of its lines showed twice.
+    logging.getLogger("huggingface_hub").propagate = False
     try:
         return run(args)
     except (InputError, BaselineError, ValueError, TypeError) as error:

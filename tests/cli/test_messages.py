@@ -259,3 +259,13 @@ def test_pairwise_names_the_out_flag_the_user_typed(tmp_path, capsys):
     assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-o", "m.txt"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "bertscore pairwise: error: -o m.txt: the matrix file must end in .tsv or .npy"]
+
+
+def test_a_huggingface_hub_log_line_shows_once():
+    # Was twice: bare from huggingface_hub's own handler, and again as "bertscore: ..." through the CLI's.
+    code = ("import argparse, logging, huggingface_hub.file_download; "  # the module transformers downloads with
+            "from fastbertscore.cli.common import guarded; guarded('bertscore', lambda args: logging.getLogger('huggingface_hub.utils._http').warning("
+            "'Retrying in 1s [Retry 1/5].'), argparse.Namespace(verbose=False))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["Retrying in 1s [Retry 1/5]."]
