@@ -263,9 +263,10 @@ def test_pairwise_names_the_out_flag_the_user_typed(tmp_path, capsys):
 
 def test_a_huggingface_hub_log_line_shows_once():
     # Was twice: bare from huggingface_hub's own handler, and again as "bertscore: ..." through the CLI's.
-    code = ("import argparse, logging, huggingface_hub.file_download; "  # the module transformers downloads with
-            "from fastbertscore.cli.common import guarded; guarded('bertscore', lambda args: logging.getLogger('huggingface_hub.utils._http').warning("
-            "'Retrying in 1s [Retry 1/5].'), argparse.Namespace(verbose=False))")
+    code = ("import argparse, logging, huggingface_hub.file_download\n"  # the module transformers downloads with
+            "from fastbertscore.cli.common import guarded\n"
+            "log = logging.getLogger('huggingface_hub.utils._http')\n"
+            "guarded('bertscore', lambda args: log.warning('Retrying in 1s [Retry 1/5].'), argparse.Namespace(verbose=False))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == ["Retrying in 1s [Retry 1/5]."]
