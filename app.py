@@ -48,7 +48,7 @@ def _check_text(text: str, what: str) -> str:
 
 def _references(text: str) -> list[str]:
     """The reference box: one reference per non-blank line."""
-    return [r for r in _check_text(text, "The reference").splitlines() if r.strip()]
+    return [r for r in fb.split_lines(_check_text(text, "The reference")) if r.strip()]
 
 
 def _layer(layer) -> int | None:
@@ -187,7 +187,7 @@ def _pasted_systems(text: str) -> dict[str, list[str]]:
     """Systems pasted as blocks, each opened by a line ``=== name``."""
     systems: dict[str, list[str]] = {}
     current = None
-    for line in (text or "").splitlines():
+    for line in fb.split_lines(text or ""):
         if line.startswith("==="):
             current = line[3:].strip() or f"system {len(systems) + 1}"
             if current in systems:
@@ -202,7 +202,7 @@ def _pasted_systems(text: str) -> dict[str, list[str]]:
 
 
 def _systems_and_references(ref_file, ref_text, system_files, systems_text):
-    refs = _lines_of(ref_file, "References") if ref_file is not None else [r for r in (ref_text or "").splitlines()]
+    refs = _lines_of(ref_file, "References") if ref_file is not None else [r for r in fb.split_lines(ref_text or "")]
     if not any(r.strip() for r in refs):
         raise gr.Error("Upload a references file or paste the references, one per line")
     systems = {}

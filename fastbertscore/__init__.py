@@ -4,7 +4,7 @@ from fastbertscore._version import __version__
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.compute import compute
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
-from fastbertscore.files import pairs_from_rows, read_lines, read_rows
+from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
 from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
 from fastbertscore.matrix import MBRResult
@@ -51,6 +51,7 @@ __all__ = [
     "pairs_from_rows",
     "read_lines",
     "read_rows",
+    "split_lines",
     "cached_scorer",
     "clear_model_cache",
     "compute",

@@ -12,19 +12,35 @@ import tempfile
 from pathlib import Path
 
 
+def split_lines(text: str) -> list[str]:
+    """``text`` cut into lines at ``"\\n"`` only, a trailing ``"\\r"`` dropped from each; one final newline ends
+    the last line instead of starting an empty one. U+2028, U+0085, ``\\v``, ``\\f`` and a lone ``\\r`` stay
+    inside their line (``str.splitlines()`` cuts at them, which misaligned candidates and references).
+
+    The one line reader of every entry point: text files, standard input, the torchrun reader, the Space.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_lines(path: str | Path) -> list[str]:
-    """The stripped lines of a UTF-8 text file, blank ones kept (so line ``i`` is still text ``i``).
+    """The stripped lines of a UTF-8 text file (:func:`split_lines`), blank ones kept (so line ``i`` is still
+    text ``i``).
 
     Raises:
         ValueError: the file cannot be read or is not UTF-8 (the message names it).
     """
-    return [line.strip() for line in _read_text(Path(path), encoding="utf-8", shown=str(path)).splitlines()]
+    return [line.strip() for line in split_lines(_read_text(Path(path), encoding="utf-8", shown=str(path), newline=""))]
 
 
-def _read_text(path: Path, *, encoding: str = "utf-8-sig", shown: str | None = None) -> str:
-    """The file's text; unreadable or not ``encoding``: a ValueError naming it as ``shown`` (default: its name)."""
+def _read_text(path: Path, *, encoding: str = "utf-8-sig", shown: str | None = None, newline: str | None = None) -> str:
+    """The file's text; unreadable or not ``encoding``: a ValueError naming it as ``shown`` (default: its name).
+    ``newline=""`` keeps line ends as they are (the default turns ``"\\r\\n"`` and a lone ``"\\r"`` into ``"\\n"``)."""
     try:
-        return path.read_text(encoding=encoding)
+        with open(path, encoding=encoding, newline=newline) as f:
+            return f.read()
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read {shown or path.name}: {error}") from None
 

@@ -14,6 +14,7 @@ from fastbertscore.files import (
     read_lines,
     read_rows,
     sha256_of,
+    split_lines,
     write_atomic,
 )
 
@@ -25,6 +26,23 @@ def test_read_lines_keeps_blank_lines_so_line_numbers_stay_texts(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     with pytest.raises(ValueError, match="cannot read .*latin1.txt"):
         read_lines(tmp_path / "latin1.txt")
+
+
+# Line 1 holds U+2028, U+0085, a vertical tab, a form feed and a lone carriage return: all stay inside it.
+SEPARATED = "a\u2028b\x85c\vd\fe\rf\r\n second \nthird"
+
+
+def test_split_lines_cuts_at_newline_only():
+    assert split_lines(SEPARATED) == ["a\u2028b\x85c\vd\fe\rf", " second ", "third"]
+    assert split_lines("one\n") == split_lines("one") == ["one"]
+    assert split_lines("one\n\n") == ["one", ""] and split_lines("") == [] and split_lines("\n") == [""]
+
+
+def test_read_lines_cuts_a_file_at_newline_only(tmp_path):
+    # str.splitlines() made 7 lines of these 3, so two 3-line files scored misaligned pairs.
+    path = tmp_path / "cands.txt"
+    path.write_bytes(SEPARATED.encode("utf-8"))
+    assert read_lines(path) == ["a\u2028b\x85c\vd\fe\rf", "second", "third"]
 
 
 def test_csv_fields_may_hold_line_breaks_and_unicode_separators(tmp_path):

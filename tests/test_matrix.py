@@ -112,7 +112,7 @@ def test_pairwise_and_mbr_commands(tmp_path, capsys):
     texts = ["The cat sat on the mat.", "It is raining.", "A cat was on the mat."]
     (tmp_path / "a.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-o", str(tmp_path / "m.npy"), "-m", MINILM]) == 0
-    assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-b", str(tmp_path / "a.txt"), "--score", "precision",
+    assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-r", str(tmp_path / "a.txt"), "--score", "precision",
                  "-o", str(tmp_path / "m.tsv"), "-m", MINILM]) == 0
     P, _, F = fb.pairwise(texts, model_type=MINILM)
     assert_close(np.load(tmp_path / "m.npy"), F, prf_bounds()[2], "F matrix")

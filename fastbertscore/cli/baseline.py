@@ -13,7 +13,8 @@ from fastbertscore.baselines.table import BaselineError
 
 
 def _parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bertscore-baseline", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bertscore-baseline",
+                                     description="Import the published baselines, build new ones, push them to the Hub.")
     sub = parser.add_subparsers(dest="command", required=True)
     imp = sub.add_parser("import", help="copy bert-score's published baselines into a baseline folder")
     imp.add_argument("--source", type=Path, help="a rescale_baseline folder (default: the installed bert-score)")

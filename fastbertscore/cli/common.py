@@ -7,10 +7,12 @@ import argparse
 import logging
 import re
 import sys
+from dataclasses import fields
+from functools import lru_cache
 from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.files import read_json_lines, read_lines
+from fastbertscore.files import read_json_lines, read_lines, split_lines
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 
@@ -29,17 +31,46 @@ def add_common(parser: argparse.ArgumentParser, taken: tuple[str, ...] = ()) -> 
     parser.add_argument("-v", "--verbose", action="store_true", help="progress bars and details")
 
 
+def stdin_lines() -> list[str]:
+    """The stripped lines of standard input, cut as a file's are (:func:`fastbertscore.files.split_lines`)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+    except UnicodeDecodeError as error:
+        raise InputError(f"cannot read standard input: {error}") from None
+    return [line.strip() for line in split_lines(text)]
+
+
 def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
     """Lines of a file (or stdin for '-'), or None when ``value`` is a literal string."""
     if value == "-":
-        if stdin_text is None:
-            raise InputError("'-' (standard input) can be used for only one of --cand and --ref")
         return stdin_text
-    if Path(value).is_file():
+    if _is_file(value):
         return read_lines(value)
     if _LOOKS_LIKE_PATH.match(value):
         raise InputError(f"file not found: {value} (quote a sentence with spaces to score it as text)")
     return None
+
+
+class TypedFlag(argparse.Action):
+    """Stores the value and, as ``<dest>_flag``, the spelling the user typed (``-f`` or ``--out``), so an error
+    names the flag as the user wrote it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_flag", option_string)
+
+
+def flag_of(args, dest: str, default: str) -> str:
+    """The spelling of ``dest``'s flag the user typed (``default`` when the value was not typed)."""
+    return getattr(args, f"{dest}_flag", None) or default
+
+
+def _is_file(value: str) -> bool:
+    try:
+        return Path(value).is_file()
+    except OSError:  # a sentence longer than a file name may be (ENAMETOOLONG) is text, not a path
+        return False
 
 
 def _existing(path: Path, flag: str) -> Path:
@@ -64,13 +95,54 @@ def settings_from(args, prog: str) -> Settings:
     return from_arguments(args)
 
 
+@lru_cache(maxsize=1)
+def _keywords() -> tuple[dict[str, str], re.Pattern]:
+    """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it."""
+    flags = {f.name: next(x for x in f.metadata["flags"] if x.startswith("--"))
+             for f in fields(Settings) if f.metadata["flags"]}
+    names = "|".join(sorted(flags, key=len, reverse=True))
+    return flags, re.compile(rf"(?<![\w-])({names})=('[^']*'|\"[^\"]*\"|True\b|False\b|None\b|-?[\d.]*\d)?")
+
+
+def in_flags(message: str) -> str:
+    """A library message in the command line's words: ``long_inputs='window'`` → ``--long_inputs window``,
+    ``lang=`` → ``--lang``, ``rescale_with_baseline=True`` → ``--rescale_with_baseline``. The library speaks
+    Python to Python callers; every CLI error and log line passes through here, the one place that translates."""
+    flags, pattern = _keywords()
+
+    def flag(match: re.Match) -> str:
+        name, value = flags[match[1]], match[2]
+        if value is None or value == "True":
+            return name
+        if value == "False":
+            return f"no {name}"
+        if value[0] in "'\"":
+            inner = value[1:-1]
+            value = inner if re.fullmatch(r"[\w./:@+~-]+", inner) else f"'{inner}'"
+        return f"{name} {value}"
+
+    return pattern.sub(flag, message)
+
+
+class _FlagsFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return in_flags(super().format(record))
+
+
 def guarded(prog: str, run, args) -> int:
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format=f"{prog}: %(message)s")
+    """``run(args)`` with log lines and errors in the CLI's words, each error in one line (exit 2, or 1 when
+    unexpected)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_FlagsFormatter(f"{prog}: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
+    # huggingface_hub writes its log to stderr with a handler of its own (transformers too, without propagating):
+    # through ours as well, each of its lines showed twice.
+    logging.getLogger("huggingface_hub").propagate = False
     try:
         return run(args)
     except (InputError, BaselineError, ValueError, TypeError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {in_flags(str(error))}", file=sys.stderr)
         return 2
     except Exception as error:  # noqa: BLE001 - one line, not a stack trace, for anything unexpected
-        print(f"{prog}: error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"{prog}: error: {type(error).__name__}: {in_flags(str(error))}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ from fastbertscore.cli.common import InputError, add_common, file_lines, guarded
 def _parse(argv):
     parser = argparse.ArgumentParser(
         prog="bertscore compare",
-        description="Compare systems on the same references: BERTScore with 95%% CIs and paired significance tests.",
+        description="Compare systems on the same references: BERTScore with 95% CIs and paired significance tests.",
     )
     parser.add_argument("systems", nargs="+", type=Path, help="one file per system, one output per line")
     parser.add_argument("-r", "--ref", action="append", required=True, type=Path, dest="refs",

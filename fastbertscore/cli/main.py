@@ -20,9 +20,22 @@ COMMANDS = {
 }
 
 
+def _unknown_command(word: str) -> int:
+    """Scoring takes flags only, so a first word that is no command is a typo: say so, with the nearest name."""
+    import difflib
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f"did you mean 'bertscore {close[0]}'?" if close else f"commands: {', '.join(COMMANDS)}"
+    print(f"bertscore: error: unknown command {word!r}: {hint} (scoring takes flags: bertscore -c CANDS -r REFS)",
+          file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else None
+    if command is not None and command not in COMMANDS and not command.startswith("-"):
+        return _unknown_command(command)
     if command not in COMMANDS:
         from fastbertscore.cli.score import main as score_main
 

@@ -1,4 +1,4 @@
-"""``bertscore pairwise -a A [-b B] -o matrix.tsv|.npy``: the all-vs-all BERTScore matrix of two lists of texts."""
+"""``bertscore pairwise -a A [-r B] -o matrix.tsv|.npy``: the all-vs-all BERTScore matrix of two lists of texts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path
 
 from fastbertscore.cli.common import (
     InputError,
+    TypedFlag,
     add_common,
     file_lines,
+    flag_of,
     guarded,
     settings_from,
 )
@@ -17,21 +19,34 @@ from fastbertscore.cli.common import (
 
 def _parse(argv):
     parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
-    parser.add_argument("-a", required=True, type=Path, help="candidate texts, one per line (the matrix's rows)")
-    parser.add_argument("-b", type=Path, help="reference texts, one per line (columns; default: the same as -a)")
-    parser.add_argument("-o", "--out", required=True, type=Path, help="matrix file: .tsv (rows of numbers) or .npy")
+    parser.add_argument("-a", required=True, type=Path, metavar="CANDS",
+                        help="candidate texts, one per line (the matrix's rows)")
+    parser.add_argument("-r", "--ref", dest="b", type=Path, metavar="REFS",
+                        help="reference texts, one per line (columns; default: the same as -a)")
+    parser.add_argument("-o", "--out", required=True, type=Path, action=TypedFlag,
+                        help="matrix file: .tsv (rows of numbers) or .npy")
     parser.add_argument("--score", choices=("f1", "precision", "recall"), default="f1", help="which matrix to write")
-    add_common(parser, taken=("-b",))
+    add_common(parser)
+    _refuse_a_file_for_b(argv)
     return parser.parse_args(argv)
+
+
+def _refuse_a_file_for_b(argv: list[str]) -> None:
+    """``-b`` was this command's reference file; it is the batch size now, as in every other command."""
+    for flag, value in zip(argv, argv[1:]):
+        if flag == "-b" and not value.isdigit():
+            print(f"bertscore pairwise: error: -b {value}: -b is the batch size, as in every command; give the "
+                  "reference texts with -r/--ref", file=sys.stderr)
+            raise SystemExit(2)
 
 
 def _run(args) -> int:
     from fastbertscore.scorer import BERTScorer
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):
-        raise InputError(f"--out must end in .tsv or .npy, got {args.out.name}")
+        raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
     texts_a = file_lines(args.a, "-a")
-    texts_b = None if args.b is None else file_lines(args.b, "-b")
+    texts_b = None if args.b is None else file_lines(args.b, "-r")
     settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)
     scorer = BERTScorer.from_settings(settings)
     P, R, F = scorer.pairwise(texts_a, texts_b, verbose=args.verbose or len(texts_a) >= 200)

@@ -14,6 +14,7 @@ from fastbertscore.cli.common import (
     add_common,
     guarded,
     read_texts,
+    stdin_lines,
     settings_from,
 )
 
@@ -31,8 +32,11 @@ def _parse(argv):
 
 
 def _read_inputs(args) -> tuple[list[str], list]:
-    uses_stdin = args.cand == "-" or "-" in args.ref
-    stdin = [line.rstrip("\r\n").strip() for line in sys.stdin] if uses_stdin else None
+    uses_stdin = [args.cand, *args.ref].count("-")
+    if uses_stdin > 1:
+        raise InputError("'-' (standard input) can be given only once: for --cand or for one --ref, not "
+                         f"{'both' if args.cand == '-' else 'two --ref'} (it is read once)")
+    stdin = stdin_lines() if uses_stdin else None
     cands = read_texts(args.cand, stdin)
     ref_lines = [read_texts(r, stdin) for r in args.ref]
     if cands is None:

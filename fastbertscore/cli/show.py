@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import InputError, add_common, guarded, settings_from
+from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of, guarded, settings_from
 
 
 def _parse(argv):
@@ -15,6 +15,7 @@ def _parse(argv):
     parser.add_argument("-c", "--cand", required=True, help="candidate text")
     parser.add_argument("-r", "--ref", required=True, help="reference text")
     parser.add_argument("-f", "--file", "-o", "--out", dest="out", type=Path, default=Path("visualize.png"),
+                        action=TypedFlag,
                         help="image file to write (.png, .svg, .pdf; default visualize.png, as bert-score-show)")
     parser.add_argument("--level", choices=("token", "word", "sentence"), default="word", help="level of the printed explanation")
     parser.add_argument("--threshold", type=float, help="presence threshold (default per level)")
@@ -28,7 +29,10 @@ def _run(args) -> int:
     from fastbertscore.scorer import BERTScorer
 
     if args.out.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise InputError(f"--out must end in .png, .svg or .pdf, got {args.out.name}")
+        raise InputError(f"{flag_of(args, 'out', '-f')} {args.out}: the image file must end in .png, .svg or .pdf")
+    for flag, text in (("-c/--cand", args.cand), ("-r/--ref", args.ref)):
+        if not text.strip():  # nothing to draw (the scores of an empty text are 0 by definition)
+            raise InputError(f"{flag} is empty: give a text to draw the heatmap of")
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
     similarity_figure(tokens).savefig(args.out, dpi=120)

@@ -16,7 +16,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from fastbertscore.files import write_scores
+from fastbertscore.files import read_lines, write_scores
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 from fastbertscore.validate import check_pairs
@@ -67,11 +67,6 @@ def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Set
     return scores[:, 0], scores[:, 1], scores[:, 2]
 
 
-def _read(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n").strip() for line in f]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastbertscore.scale.distributed", description=__doc__.splitlines()[0])
     parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
@@ -84,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         local = int(os.environ.get("LOCAL_RANK", 0))
         device = f"cuda:{local % torch.cuda.device_count()}" if cuda else "cpu"
-        cands, refs = _read(args.cand), _read(args.ref)
+        cands, refs = read_lines(args.cand), read_lines(args.ref)
         out = score_distributed(cands, refs, to="rank0", settings=from_arguments(args, device=device))
         if out is not None:
             write_scores(args.out, *out)

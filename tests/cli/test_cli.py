@@ -82,9 +82,9 @@ def test_stdin_and_default_model(files):
     [
         (["-c", "{cand}", "-r", "missing.txt"], "file not found: missing.txt"),
         (["-c", "{cand}", "-r", "{short}"], "has 2 lines but the candidates have 8"),
-        (["-c", "{cand}", "-r", "{ref}", "-m", "/nonexistent/model"], "could not load the tokenizer of model_type='/nonexistent/model'"),
+        (["-c", "{cand}", "-r", "{ref}", "-m", "/nonexistent/model"], "could not load the tokenizer of --model /nonexistent/model: it names a local folder"),
         (["-c", "a b", "-r", "{ref}", "-m", MINILM], "--cand is a string but --ref names a file"),
-        (["-c", "{cand}", "-r", "{ref}", "--lang", "english"], "lang='english' is not a known language code"),
+        (["-c", "{cand}", "-r", "{ref}", "--lang", "english"], "--lang english is not a known language code"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, args, message):
