@@ -252,16 +252,23 @@ class Encoder:
 _NOT_LOADED_ON_PURPOSE = ("decoder.", "lm_head.", "final_logits_bias", "model.decoder.", "led.decoder.")
 
 
+# transformers' loggers that speak during a weights load: the LOAD REPORT, and the tensor-parallel plan check
+# (which lists every layer of a model saved with a plan as "not sharded", though nothing is sharded here).
+_LOAD_LOGGERS = ("transformers.modeling_utils", "transformers.distributed.tensor_parallel")
+
+
 @contextmanager
 def _own_load_report():
     """Hold back transformers' LOAD REPORT for the weights load; :func:`_report_load` says what matters."""
-    hf_logger = logging.getLogger("transformers.modeling_utils")
-    level = hf_logger.level
-    hf_logger.setLevel(logging.ERROR)
+    loggers = [logging.getLogger(name) for name in _LOAD_LOGGERS]
+    levels = [hf_logger.level for hf_logger in loggers]
+    for hf_logger in loggers:
+        hf_logger.setLevel(logging.ERROR)
     try:
         yield
     finally:
-        hf_logger.setLevel(level)
+        for hf_logger, level in zip(loggers, levels):
+            hf_logger.setLevel(level)
 
 
 def _report_load(info: dict, name: str, encoder_only: bool) -> None:
