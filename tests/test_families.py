@@ -179,3 +179,23 @@ def test_real_load_problems_are_still_reported(tmp_path, caplog):
         fb.score(CANDS[:2], REFS[:2], model_type=str(folder), num_layers=1)
     missing = [r.getMessage() for r in caplog.records if "missing from the checkpoint" in r.getMessage()]
     assert len(missing) == 1 and "encoder.layer.0.attention.self.query.weight" in missing[0]
+
+
+def test_the_docs_table_says_what_the_matrix_and_the_data_hold():
+    """docs/families.md: one row per family, its status as tested here, its default layer and its baselines."""
+    from fastbertscore.pipeline.defaults import MODEL2LAYERS as MODEL_LAYERS
+
+    lines = (cases.REPO / "docs" / "families.md").read_text().splitlines()
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines if line.startswith("| ")][1:]
+    assert [row[0] for row in rows] == cases.FAMILIES
+    for family, model, as_published, live, layer, baseline in rows:
+        assert as_published.startswith("not supported" if family in cases.UNSUPPORTED else "yes"), family
+        overflow = LIVE_DIFFERS.get((family, "slow")) == "OverflowError"
+        assert (live == "crashes: OverflowError") is overflow, family
+        assert live.startswith("differs") is ((family, "slow") in LIVE_DIFFERS and not overflow), family
+        if family in cases.UNSUPPORTED:
+            continue
+        assert int(layer.split()[0]) == MODEL_LAYERS.get(model, int(layer.split()[0])), family
+        assert ("¾" in layer) is (model not in MODEL_LAYERS), family
+        shipped = sorted(lang.name for lang in (cases.REPO / "baselines").iterdir() if (lang / f"{model}.tsv").exists())
+        assert baseline.split() == (shipped or ["none"]), family
