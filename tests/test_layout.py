@@ -14,7 +14,7 @@ PACKAGE = REPO / "fastbertscore"
 
 # Lowest first: a module may import from its own layer or a lower one, never a higher one.
 LAYERS = [
-    ("foundation", ["_version", "hardware", "validate", "files", "hashing", "signature", "result"]),
+    ("foundation", ["_version", "hardware", "validate", "files", "hub", "hashing", "signature", "result"]),
     ("embedding caches", ["cache"]),
     ("pipeline", ["pipeline"]),
     ("settings and baselines", ["settings", "baselines"]),

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from fastbertscore import hub
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import git_blob_id, sha256_of
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
@@ -79,7 +80,7 @@ def find_baseline(
     raise BaselineError(
         f"no rescaling baseline for model {model!r} and lang={lang!r}. Tried: " + "; ".join(tried) + ". "
         f"Build one with: bertscore-baseline build --model {model} --lang {lang} --corpus SENTENCES.txt "
-        "(or pass baseline_path=, or score without rescale_with_baseline)."
+        "(or pass baseline_path=, or score without rescale_with_baseline=True)."
     )
 
 
@@ -100,6 +101,10 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
         tried.append(f"HF cache: {where} (corrupted: {problem}; removed)")
     if constants.HF_HUB_OFFLINE:
         tried.append("Hub: skipped (HF_HUB_OFFLINE is set)")
+        return None, ""
+    unreachable = hub.unreachable(repo_id, relpath, repo_type="dataset", revision=revision)
+    if unreachable:  # asked once: the download would retry for half a minute
+        tried.append(f"Hub: {where} (cannot be reached: {unreachable})")
         return None, ""
     try:
         path = Path(hf_hub_download(repo_id, relpath, repo_type="dataset", revision=revision))

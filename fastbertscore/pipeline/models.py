@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from fastbertscore import hub
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL, default_layer
 from fastbertscore.validate import check_num_layers
 
@@ -90,9 +91,9 @@ def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
                 f"could not load the {what} of model_type={name!r}: it is not a local folder with a model, "
                 f"not the embedded default ({DEFAULT_MODEL}), and not in the Hugging Face cache "
                 f"(offline mode: {offline}). Download it once with network, or pass a local folder. "
-                f"({_one_line(local_error)})"
+                f"({hub.one_line(local_error)})"
             ) from None
-        unreachable = _hub_unreachable(source)
+        unreachable = hub.unreachable(source, "config.json")
         if unreachable:
             raise ValueError(
                 f"could not load the {what} of model_type={name!r}: it is not in the Hugging Face cache, and the "
@@ -102,37 +103,12 @@ def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
         return loader.from_pretrained(source, **kwargs)
     except (OSError, ValueError) as error:
         _refuse_remote_code(error, name)
-        raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {_one_line(error)}") from None
+        raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {hub.one_line(error)}") from None
 
 
 def _looks_like_folder(source: str) -> bool:
     """``./x``, ``../x``, ``/x``, ``~/x`` (and Windows' ``C:\\x``, ``.\\x``): a path, never a Hub id."""
     return source.startswith((".", "/", "~", "\\")) or (len(source) > 2 and source[1] == ":" and source[2] in "/\\")
-
-
-def _hub_unreachable(repo_id: str) -> str | None:
-    """Why the Hub cannot be reached, or None when it answers (with anything, a 404 included).
-
-    One request without retries: huggingface_hub retries a failed download five times with backoff (about
-    23 s per file, twice per model), so without network an unknown model id took 49 s and 46 log lines to fail.
-    """
-    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import HfHubHTTPError
-
-    try:
-        get_hf_file_metadata(hf_hub_url(repo_id, "config.json"), timeout=constants.HF_HUB_ETAG_TIMEOUT)
-    except HfHubHTTPError:
-        return None  # the Hub answered: from_pretrained reports what it said
-    except ValueError:
-        return None  # not a valid repo id: from_pretrained says so
-    except Exception as error:  # noqa: BLE001 - DNS, refused connection, timeout, proxy: the network, not the id
-        return f"{constants.ENDPOINT}: {_one_line(error) or type(error).__name__}"
-    return None
-
-
-def _one_line(error: Exception) -> str:
-    """An error's text on one line (transformers' messages run over several), for a one-line CLI or UI error."""
-    return " ".join(str(error).split())
 
 
 def _refuse_remote_code(error: Exception, name: str) -> None:

@@ -49,6 +49,19 @@ def test_a_model_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refused
     assert f"the Hub cannot be reached ({refused_endpoint}: " in err[0]
 
 
+def test_a_baseline_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refused_endpoint):
+    # The model is local; its baseline for de is neither shipped nor cached, and the Hub is out of reach: one
+    # request, then one line (the download retried for 30 s with a dozen log lines).
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(HF_ENDPOINT=refused_endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"))
+    (tmp_path / "c.txt").write_text("a cat\n", encoding="utf-8")
+    done = _cli(["-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"), "-m", fb.DEFAULT_MODEL, "-l", "3",
+                 "--lang", "de", "--rescale_with_baseline"], env=env)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(err) == 1, done.stderr
+    assert "no rescaling baseline" in err[0] and f"(cannot be reached: {refused_endpoint}: " in err[0]
+
+
 @pytest.fixture()
 def hub_without_the_model():
     """A Hub endpoint on 127.0.0.1 that answers every request as the Hub does for a repo that does not exist."""
@@ -227,8 +240,8 @@ def test_errors_name_flags_not_python_keywords(args, said, capsys):
 def test_log_lines_name_flags_not_python_keywords():
     done = _cli(["-c", LONG, "-r", "a word", "-m", fb.DEFAULT_MODEL, "-l", "2"])
     assert done.returncode == 0, done.stderr
-    assert "as bert-score does; their scores ignore the rest of the text. Pass --long_inputs window to score them " \
-           "in full." in done.stderr  # was: Pass long_inputs='window'
+    assert "as bert-score does (the tokenizer's limit); their scores ignore the rest of the text. Pass --long_inputs " \
+           "window to score them in full." in done.stderr  # was: Pass long_inputs='window'
 
 
 @pytest.mark.parametrize(
