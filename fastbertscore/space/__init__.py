@@ -1,4 +1,4 @@
-"""What the Space shows, without Gradio: the pasted-systems parser, the result tables and summaries, the charts
+"""What the Space shows, without Gradio: the checks of its text boxes, the pasted-systems parser, the result tables and summaries, the charts
 and the JSON of the ``score`` endpoint. ``app.py`` only lays these out; each is tested here without a browser.
 
 Every number these build says whether it is raw or rescaled (:func:`~fastbertscore.space.tables.kind`), and a
@@ -7,10 +7,12 @@ summary shows each kind of mean next to the hash code of that kind.
 
 from fastbertscore.space.api import score_json
 from fastbertscore.space.charts import f1_chart, histogram
-from fastbertscore.space.systems import EMPTY_LINE, check_systems, parse_lines, parse_systems
+from fastbertscore.space.inputs import batch_pairs, check_text, parse_layer, parse_references
+from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
     batch_summary,
     batch_table,
+    column_widths,
     compare_summary,
     compare_table,
     counted_note,
@@ -23,19 +25,25 @@ from fastbertscore.space.tables import (
 
 __all__ = [
     "EMPTY_LINE",
+    "batch_pairs",
     "batch_summary",
     "batch_table",
     "check_systems",
+    "check_text",
+    "column_widths",
     "compare_summary",
     "compare_table",
     "counted_note",
     "highlight",
     "f1_chart",
+    "gather_systems",
     "histogram",
     "kind",
     "matches_table",
     "pair_table",
+    "parse_layer",
     "parse_lines",
+    "parse_references",
     "parse_systems",
     "score_json",
     "SHORT_TEXT",

@@ -69,3 +69,21 @@ def check_systems(systems: dict[str, list[str]], refs: list[str], *, max_systems
         longest = max([*lines, *refs], key=len)
         if len(longest) > max_chars:
             raise ValueError(f"a text of {name} or the references has {len(longest)} characters; at most {max_chars}")
+
+
+def gather_systems(files: list[tuple[str, list[str]]], pasted: str | None) -> dict[str, list[str]]:
+    """Uploaded systems (``(file name, lines)``, in order) and then the pasted ones, by name.
+
+    Raises:
+        ValueError: two systems of the same name, or a bad paste (:func:`parse_systems`).
+    """
+    systems: dict[str, list[str]] = {}
+    for name, lines in files:
+        if name in systems:
+            raise ValueError(f"two system files are named {name}")
+        systems[name] = lines
+    for name, lines in parse_systems(pasted).items():
+        if name in systems:
+            raise ValueError(f"a file and a pasted system are both named {name}")
+        systems[name] = lines
+    return systems

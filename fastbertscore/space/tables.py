@@ -130,3 +130,11 @@ def highlight(text: str, units, missing: list) -> list[tuple[str, str | None]]:
     if cursor < len(text):
         segments.append((text[cursor:], None))
     return segments
+
+
+def column_widths(header: list[str], texts: int = 2) -> list[str]:
+    """Widths in percent of the box for a table whose last ``texts`` columns hold texts: narrow number columns,
+    the texts sharing the rest, so that the table fits its box and long texts wrap."""
+    narrow = [4 if name == "#" else 5 if name.startswith("best ref") else 8 for name in header[: len(header) - texts]]
+    rest = (100 - sum(narrow)) / texts if texts else 0
+    return [f"{w}%" for w in narrow] + [f"{rest:g}%"] * texts

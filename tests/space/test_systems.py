@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastbertscore.space import EMPTY_LINE, check_systems, parse_lines, parse_systems
+from fastbertscore.space import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 
 LIMITS = dict(max_systems=3, max_segments=4, max_chars=20)
 
@@ -47,3 +47,12 @@ def test_bad_pastes_name_the_line(text, message):
 def test_check_systems_refuses_with_a_message(systems, refs, message):
     with pytest.raises(ValueError, match=message):
         check_systems(systems, refs, **LIMITS)
+
+
+def test_gather_systems_keeps_files_first_then_pasted_and_refuses_a_second_name():
+    files = [("a.txt", ["x", "y"]), ("b.txt", ["z", "w"])]
+    assert list(gather_systems(files, "=== c\n1\n2\n")) == ["a.txt", "b.txt", "c"]
+    with pytest.raises(ValueError, match="two system files are named a.txt"):
+        gather_systems([*files, ("a.txt", [])], "")
+    with pytest.raises(ValueError, match="a file and a pasted system are both named b.txt"):
+        gather_systems(files, "=== b.txt\n1\n2\n")

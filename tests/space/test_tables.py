@@ -113,3 +113,14 @@ def test_matches_table_labels_the_similarity(rescaling):
     assert header[-1] == "similarity (rescaled)" and len(rows) == len(e.candidate_units)
     assert [r[0] for r in rows] == [u.text for u in e.candidate_units]
     assert [r[2] for r in rows] == [round(u.similarity, 3) for u in e.candidate_units]
+
+
+@pytest.mark.parametrize("header", [
+    ["#", "P (raw)", "R (raw)", "F1 (raw)", "candidate", "reference"],
+    ["#", *[f"{c} ({k})" for k in ("raw", "rescaled") for c in "PR"], "F1 (raw)", "F1 (rescaled)",
+     "best ref for P", "best ref for R", "best ref for F1", "candidate", "reference"],
+])
+def test_column_widths_fill_the_box_and_give_texts_the_most(header):
+    widths = [float(w.rstrip("%")) for w in space.column_widths(header)]
+    assert len(widths) == len(header) and abs(sum(widths) - 100) < 1e-9
+    assert min(widths[-2:]) > max(widths[:-2])
