@@ -33,8 +33,7 @@ _MODEL_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastbertsc
 
 
 def on_model_thread(handler):
-    """Run ``handler`` on the model thread; any failure reaches the page as one message (gr.Error). Its signature
-    and docstring stay (Gradio builds the API from them)."""
+    """Run ``handler`` on the model thread; any failure is one message (gr.Error). Gradio reads its signature."""
 
     @functools.wraps(handler)
     def run(*args, **kwargs):
@@ -72,7 +71,8 @@ def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
         return fb.cached_scorer(fb.Settings(**settings)), note
     except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
         logger.info("loading %s failed", model_id, exc_info=True)
-        raise gr.Error(f"Could not load the model {model_id!r}: {_first_line(error)}") from None
+        message = _first_line(error)  # the engine's own message names the model; others get its id in front
+        raise gr.Error(message if model_id in message else f"Could not load the model {model_id!r}: {message}") from None
 
 
 def _table(header_rows, **options):
