@@ -86,11 +86,11 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
     result = scorer.score_result([candidate], [refs])
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
     tokens = fb.explain(candidate, best, scorer=scorer, level="token")  # against the reference that counted for F
-    words = fb.explain(candidate, best, scorer=scorer, level="word")
     rescaled, kind = scorer.rescale_with_baseline, space.kind(scorer.rescale_with_baseline)
+    words, missed = space.reference_words(tokens, rescaled)
     return (_table(space.pair_table(result)), gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
             space.counted_note(result, len(refs)), note, fb.similarity_figure(tokens, kind=kind),
-            space.highlight(best, words.reference_units, words.missing_spans), _table(space.matches_table(tokens, rescaled)))
+            space.highlight(best, words, missed), _table(space.matches_table(tokens, rescaled)))
 
 
 @on_model_thread

@@ -17,7 +17,7 @@ from fastbertscore.explanations.explanation import Explanation
 
 TOKEN_AXES = 60  # tokens on a side before the axes switch to words
 MAX_SIDE = 300  # cells on one side at most
-MAX_CELLS = 9_000  # cells in all at most
+MAX_CELLS = 5_000  # cells in all at most (drawing and encoding time grows with them)
 GROUP_LABEL = 24  # characters of a run of words shown as its label
 
 
@@ -84,7 +84,7 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
     """A matplotlib ``Figure`` of the similarity matrix of a token-level :class:`Explanation`.
 
     Tokens on the axes for short texts, words or runs of words for long ones (see the module's notes); the
-    figure is at most about 6,200 × 6,200 pixels at 100 dpi. ``annotate`` writes each cell's value (default: when
+    figure is at most about 6,300 pixels on its long side at 100 dpi. ``annotate`` writes each cell's value (default: when
     there are at most 400 cells); ``kind`` (``"raw"`` or ``"rescaled"``) is added to the title and the colour bar.
 
     Raises:

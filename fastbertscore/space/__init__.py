@@ -22,6 +22,7 @@ from fastbertscore.space.tables import (
     pair_table,
     SHORT_TEXT,
 )
+from fastbertscore.space.words import reference_words
 
 __all__ = [
     "EMPTY_LINE",
@@ -45,6 +46,7 @@ __all__ = [
     "parse_lines",
     "parse_references",
     "parse_systems",
+    "reference_words",
     "score_json",
     "SHORT_TEXT",
 ]
