@@ -88,6 +88,7 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
     tokens = fb.explain(candidate, best, scorer=scorer, level="token")  # against the reference that counted for F
     rescaled, kind = scorer.rescale_with_baseline, space.kind(scorer.rescale_with_baseline)
     words, missed = space.reference_words(tokens, rescaled)
+    note = " ".join(filter(None, [note, space.cut_note(scorer, {"candidate": candidate, "reference": best})]))
     return (_table(space.pair_table(result)), gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
             space.counted_note(result, len(refs)), note, fb.similarity_figure(tokens, kind=kind),
             space.highlight(best, words, missed), _table(space.matches_table(tokens, rescaled)))
@@ -148,8 +149,7 @@ def _results_file():
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
           lang: str = "en", idf: bool = False, dtype: str = "float32") -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    candidate = space.check_text(candidate, "The candidate", MAX_CHARS)  # before any model load
-    refs = space.parse_references(reference, MAX_CHARS)
+    candidate, refs = space.check_text(candidate, "The candidate", MAX_CHARS), space.parse_references(reference, MAX_CHARS)
     scorer, _ = _scorer(model, num_layers, lang, refs if idf else None, dtype)
     return space.score_json(scorer.score_result([candidate], [refs]))
 

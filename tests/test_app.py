@@ -265,6 +265,8 @@ def test_a_3990_character_candidate_renders_its_heatmap(page):
     scores = page.locator("#scores").inner_text()
     assert str(round(float(result.raw[2][0]), 6)) in scores and str(round(float(result.rescaled[2][0]), 6)) in scores
     assert page.locator(".toast-body").count() == 0 and not _tables_wider_than_their_box(page)
+    # Past the model's 512 tokens the scores, like bert-score's, use the first ones only: the page says so.
+    assert f"longer than the model's {scorer.max_length} tokens" in page.locator("#pair-note").inner_text()
 
 
 @browser_test

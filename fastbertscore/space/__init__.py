@@ -7,7 +7,7 @@ summary shows each kind of mean next to the hash code of that kind.
 
 from fastbertscore.space.api import score_json
 from fastbertscore.space.charts import f1_chart, histogram
-from fastbertscore.space.inputs import batch_pairs, check_text, parse_layer, parse_references
+from fastbertscore.space.inputs import batch_pairs, check_text, cut_note, parse_layer, parse_references
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
     batch_summary,
@@ -35,6 +35,7 @@ __all__ = [
     "compare_summary",
     "compare_table",
     "counted_note",
+    "cut_note",
     "highlight",
     "f1_chart",
     "gather_systems",

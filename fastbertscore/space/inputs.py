@@ -59,3 +59,16 @@ def batch_pairs(rows: list[dict], cand_column: str, ref_columns: str, *, max_pai
         if longest > max_chars:
             raise ValueError(f"A text in row {row} has {longest} characters; at most {max_chars}")
     return cands, refs, groups
+
+
+def cut_note(scorer, texts: dict[str, str]) -> str:
+    """A sentence naming the texts (``{name: text}``) longer than the model's window, which the scorer cuts there
+    as bert-score does (its scores and the heatmap ignore the rest); empty when none is cut."""
+    limit = scorer.token_limit
+    if limit is None:
+        return ""
+    cut = [name for name, text in texts.items() if len(scorer.tokenizer(text)["input_ids"]) > limit]
+    if not cut:
+        return ""
+    return (f"The {' and the '.join(cut)} {'is' if len(cut) == 1 else 'are'} longer than the model's {limit} tokens: "
+            "scores and heatmap use the first ones only, as bert-score does.")

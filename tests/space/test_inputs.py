@@ -50,3 +50,18 @@ def test_batch_pairs_reads_the_columns_and_groups_the_references():
 def test_batch_pairs_refuses_with_a_message(rows, message):
     with pytest.raises(ValueError, match=message):
         batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
+
+
+def test_cut_note_names_the_texts_past_the_window():
+    import fastbertscore as fb
+    from fastbertscore.space import cut_note
+
+    scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL)
+    long = "The committee discussed the budget and the plans for next year. " * 62
+    assert len(scorer.tokenizer(long)["input_ids"]) > scorer.max_length  # the premise: this text is cut
+    assert cut_note(scorer, {"candidate": "A cat.", "reference": "A dog."}) == ""
+    assert cut_note(scorer, {"candidate": long, "reference": "A dog."}).startswith(
+        f"The candidate is longer than the model's {scorer.max_length} tokens")
+    assert cut_note(scorer, {"candidate": long, "reference": long}).startswith("The candidate and the reference are")
+    windowed = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, long_inputs="window")
+    assert cut_note(windowed, {"candidate": long}) == ""  # scored in full: nothing to say
