@@ -20,9 +20,7 @@ import fastbertscore as fb
 from fastbertscore import space
 
 logger = logging.getLogger("fastbertscore.app")
-MAX_PAIRS = 2000  # per batch file, and segments per comparison
-MAX_CHARS = 4000  # per text
-MAX_SYSTEMS = 8
+MAX_PAIRS, MAX_CHARS, MAX_SYSTEMS = 2000, 4000, 8  # pairs per file (segments per comparison), per text, systems
 CACHE_MB = 64  # the Pair tab embeds a text for its scores and again for its explanations: the second time is free
 KEEP_RESULTS_S = 3600  # result CSVs older than this are deleted, so a long-running Space does not fill its disk
 TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
@@ -170,9 +168,10 @@ CSS = """.fit-table table { table-layout: auto; width: 100%; }
 
 
 def _clear_then(button, handler, inputs, outputs, api_name):
-    """Clear ``outputs`` first, so that a failing run never leaves the previous run's results on screen."""
-    button.click(lambda: [None] * len(outputs), None, outputs, queue=False, api_visibility="private").then(
-        handler, inputs, outputs, api_name=api_name)
+    """Clear ``outputs`` first (a text box's label too): a failing run leaves no stale results on screen."""
+    clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]  # noqa: E731 - new updates each call: Gradio consumes them
+    button.click(clear, None, outputs, queue=False, api_visibility="private").then(handler, inputs, outputs,
+                                                                                   api_name=api_name)
 
 
 # Gradio's own copies of uploads and results are deleted after an hour as well.

@@ -350,6 +350,7 @@ def test_an_error_clears_the_previous_outputs_and_says_why(page):
     page.locator(".toast-body").filter(has_text="The reference is empty").first.wait_for(timeout=60_000)
     assert "Reference 1 of 1" not in page.locator("#counted").inner_text()
     assert page.locator("#hashcode textarea").input_value() == ""
+    assert "rescaled" not in page.locator("#hashcode").inner_text()  # the label of the last run's kind is gone too
     assert str(round(float(fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)[2][0]), 6)) not in page.locator("#scores").inner_text()
     assert page.locator("#heatmap img").count() == 0
 
