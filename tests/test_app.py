@@ -246,7 +246,7 @@ def _tables_wider_than_their_box(page) -> list:
 def _batch(page, path: Path, ref_columns: str = "reference"):
     page.get_by_role("tab", name="Batch").click()
     page.locator("#upload input[type=file]").set_input_files(str(path))
-    page.locator("#upload").get_by_text(path.name).first.wait_for(timeout=60_000)
+    page.locator("#upload").get_by_text(path.name).first.wait_for(timeout=120_000)  # generous: a loaded CI machine
     page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
     page.locator("#score-file").click()
 
@@ -329,6 +329,7 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
         headers = page.locator("#compare-table thead").first.inner_text()
         assert all(f"{c} ({kind})" in headers for c in ("P", "R", "F1"))
         assert ("rescaled with the baseline" if rescaled else "raw (not rescaled)") in page.locator("#compare-summary").inner_text()
+        assert not _tables_wider_than_their_box(page)
     data = tmp_path / "pairs.tsv"
     data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\n")
     page.locator("#rescale input").check()
