@@ -21,7 +21,7 @@ from fastbertscore import space
 
 logger = logging.getLogger("fastbertscore.app")
 MAX_PAIRS, MAX_CHARS, MAX_SYSTEMS = 2000, 4000, 8  # pairs per file (segments per comparison), per text, systems
-CACHE_MB = 64  # the Pair tab embeds a text for its scores and again for its explanations: the second time is free
+CACHE_MB = 16  # the Pair tab embeds its texts to score them and again inside explain(): the second time is free
 KEEP_RESULTS_S = 3600  # result CSVs older than this are deleted, so a long-running Space does not fill its disk
 TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
 _RESULTS = Path(tempfile.mkdtemp(prefix="fastbertscore-results-"))
