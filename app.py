@@ -1,6 +1,6 @@
-"""Gradio Space for fastbertscore: score a pair (with a heatmap and what the candidate missed) or a file.
+"""Gradio Space for fastbertscore: score a pair (with a heatmap and what the candidate missed), a file, or systems.
 
-UI only: scoring, explanations, plots and file reading come from the fastbertscore engine.
+UI only: scoring, explanations, tables, charts and the endpoint's JSON come from fastbertscore (``fb.space``).
 Run: ``python app.py`` (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose where it listens).
 """
 
@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import csv
 import functools
+import logging
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
-import torch
 
 import fastbertscore as fb
+from fastbertscore import space
 
-MAX_PAIRS = 2000  # per batch file
-MAX_CHARS = 4000  # per text
-COLUMNS = ["P", "R", "F1"]
+logger = logging.getLogger("fastbertscore.app")
+MAX_PAIRS, MAX_CHARS, MAX_SYSTEMS = 2000, 4000, 8  # pairs per file (segments per comparison), per text, systems
+CACHE_MB = 16  # the Pair tab embeds its texts to score them and again inside explain(): the second time is free
 KEEP_RESULTS_S = 3600  # result CSVs older than this are deleted, so a long-running Space does not fill its disk
+TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
 _RESULTS = Path(tempfile.mkdtemp(prefix="fastbertscore-results-"))
 # Every request's model work runs on this one thread. Gradio hands requests to up to 40 worker threads; when each
 # of them ran the encoder, each got its own malloc arena and OpenMP team, and the Space's RSS kept growing.
@@ -29,202 +31,96 @@ _MODEL_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastbertsc
 
 
 def on_model_thread(handler):
-    """Run ``handler`` on the model thread; its signature and docstring stay (Gradio builds the API from them)."""
+    """Run ``handler`` on the model thread; any failure is one message (gr.Error). Gradio reads its signature."""
 
     @functools.wraps(handler)
     def run(*args, **kwargs):
-        return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
+        try:
+            return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
+        except gr.Error:
+            raise
+        except (ValueError, TypeError) as error:  # bad input: the check's own message
+            raise gr.Error(_first_line(error)) from None
+        except Exception as error:  # anything else still says what went wrong instead of a bare "Error" badge
+            logger.exception("%s failed", handler.__name__)
+            raise gr.Error(f"{handler.__name__} failed: {type(error).__name__}: {_first_line(error)}") from None
 
     return run
 
 
-def _check_text(text: str, what: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise gr.Error(f"{what} is empty: type some text")
-    if len(text) > MAX_CHARS:
-        raise gr.Error(f"{what} has {len(text)} characters; the Space takes at most {MAX_CHARS} per text")
-    return text
-
-
-def _references(text: str) -> list[str]:
-    """The reference box: one reference per non-blank line."""
-    return [r for r in fb.split_lines(_check_text(text, "The reference")) if r.strip()]
-
-
-def _layer(layer) -> int | None:
-    """The layer box: empty means the model's default (a Number box would send 0, the embedding layer)."""
-    text = str(layer).strip() if layer is not None else ""
-    if not text:
-        return None
-    if not text.isdigit():
-        raise gr.Error(f"Layer must be a whole number such as 4, or empty for the model's default; got {text!r}")
-    return int(text)
-
-
-def _highlight(text: str, units, missing) -> list[tuple[str, str | None]]:
-    """The whole text as segments, the missing units labelled (the gaps between units kept as they are)."""
-    segments, cursor = [], 0
-    for u in units:
-        if u.start > cursor:
-            segments.append((text[cursor : u.start], None))
-        segments.append((text[u.start : u.end], "missing" if (u.start, u.end) in missing else None))
-        cursor = u.end
-    if cursor < len(text):
-        segments.append((text[cursor:], None))
-    return segments
+def _first_line(error: Exception) -> str:
+    text = (str(error).strip() or type(error).__name__).splitlines()[0]
+    return text[:1].upper() + text[1:]
 
 
 def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
     """The engine's cached scorer; with ``rescaled`` it rescales, or returns a note saying why it cannot."""
+    model_id = (model or "").strip() or fb.DEFAULT_MODEL
+    settings = dict(model_type=fb.check_hub_model_id(model_id), num_layers=space.parse_layer(layer), cache_mb=CACHE_MB,
+                    lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents,
+                    dtype=dtype or "float32")
+    note = "Only raw scores: rescaling needs a language (e.g. en)." if rescaled and not settings["lang"] else ""
     try:
-        settings = dict(
-            model_type=fb.check_hub_model_id((model or "").strip() or fb.DEFAULT_MODEL), num_layers=_layer(layer),
-            lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents, dtype=dtype or "float32",
-        )
-        if rescaled and settings["lang"] is None:
-            return fb.cached_scorer(fb.Settings(**settings)), "Rescaling needs a language (e.g. en)."
-        if rescaled:
+        if rescaled and settings["lang"]:
             try:
                 return fb.cached_scorer(fb.Settings(**settings, rescale_with_baseline=True)), ""
             except fb.BaselineError as error:
-                return fb.cached_scorer(fb.Settings(**settings)), f"No rescaled scores: {error}"
-        return fb.cached_scorer(fb.Settings(**settings)), ""
-    except (ValueError, TypeError) as error:  # local paths, model code, unknown ids, devices: the engine's message
-        raise gr.Error(str(error)) from None
+                note = f"Only raw scores, no rescaled ones: {error}"
+        return fb.cached_scorer(fb.Settings(**settings)), note
+    except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
+        logger.info("loading %s failed", model_id, exc_info=True)
+        message = _first_line(error)  # the engine's own message names the model; others get its id in front
+        raise gr.Error(message if model_id in message else f"Could not load the model {model_id!r}: {message}") from None
 
 
-def _rows(result, index=0):
-    """The score table of candidate ``index``: raw, then rescaled when there is one."""
-    rows = [["raw", *[round(float(x[index]), 6) for x in result.raw]]]
-    if result.rescaled is not None:
-        rows.append(["rescaled", *[round(float(x[index]), 6) for x in result.rescaled]])
-    return rows
-
-
-def _which_reference(result, refs) -> str:
-    """Which of several references counted for P, R and F (the best one, separately for each)."""
-    if result.best_reference is None:
-        return ""
-    best = [int(x[0]) for x in result.best_reference]
-    if len(set(best)) == 1:
-        return f"**Reference {best[0] + 1} of {len(refs)}** counted for P, R and F."
-    parts = ", ".join(f"{name}: reference {b + 1}" for name, b in zip(COLUMNS, best))
-    return f"**Best reference of {len(refs)}**, separately per score: {parts}."
+def _table(header_rows, **options):
+    return gr.Dataframe(value=header_rows[1], headers=header_rows[0], **options)
 
 
 @on_model_thread
 def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype="float32"):
-    candidate = _check_text(candidate, "The candidate")
-    refs = _references(references)
+    candidate, refs = space.check_text(candidate, "The candidate", MAX_CHARS), space.parse_references(references, MAX_CHARS)
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
     result = scorer.score_result([candidate], [refs])
-    counted = _which_reference(result, refs)
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
     tokens = fb.explain(candidate, best, scorer=scorer, level="token")  # against the reference that counted for F
-    words = fb.explain(candidate, best, scorer=scorer, level="word")
-    missing = {(u.start, u.end) for u in words.missing_spans}
-    highlighted = _highlight(best, words.reference_units, missing)
-    matches = [
-        [u.text, tokens.reference_units[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
-        for u in tokens.candidate_units
-    ]
-    return _rows(result), scorer.hash, counted, note, fb.similarity_figure(tokens), highlighted, matches
+    rescaled, kind = scorer.rescale_with_baseline, space.kind(scorer.rescale_with_baseline)
+    words, missed = space.reference_words(tokens, rescaled)
+    note = " ".join(filter(None, [note, space.cut_note(scorer, {"candidate": candidate, "reference": best})]))
+    return (_table(space.pair_table(result)), gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
+            space.counted_note(result, len(refs)), note, fb.similarity_figure(tokens, kind=kind),
+            space.highlight(best, words, missed), _table(space.matches_table(tokens, rescaled)))
 
 
 @on_model_thread
 def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype="float32"):
     if file is None:
         raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
-    try:
-        rows = fb.read_rows(file if isinstance(file, str) else file.name)
-        if len(rows) > MAX_PAIRS:
-            raise gr.Error(f"The file has {len(rows)} rows; the Space scores at most {MAX_PAIRS} per batch")
-        cands, refs = fb.pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
-    except ValueError as error:
-        raise gr.Error(str(error)) from None
-    groups = [group if isinstance(group, list) else [group] for group in refs]
-    for row, (cand, group) in enumerate(zip(cands, groups), start=1):
-        for text in (cand, *group):
-            if len(text) > MAX_CHARS:
-                raise gr.Error(f"a text in row {row} has {len(text)} characters; at most {MAX_CHARS}")
-    flat = [r for group in groups for r in group]
-    scorer, note = _scorer(model, layer, lang, flat if idf else None, dtype, rescaled=do_rescale)
-    try:
-        result = scorer.score_result(cands, refs)
-    except (ValueError, TypeError) as error:
-        raise gr.Error(str(error)) from None
-    raw = torch.stack(result.raw, dim=-1)
-    header = ["candidate", "reference", *COLUMNS]
-    body = [[c, " | ".join(g), *[round(float(x), 6) for x in s]] for c, g, s in zip(cands, groups, raw)]
-    if result.rescaled is not None:
-        header += [f"{c} rescaled" for c in COLUMNS]
-        body = [row + [round(float(x), 6) for x in s] for row, s in zip(body, torch.stack(result.rescaled, dim=-1))]
-    if result.best_reference is not None:
-        header += [f"best ref for {c}" for c in COLUMNS]
-        body = [row + [int(i) + 1 for i in s] for row, s in zip(body, torch.stack(result.best_reference, dim=-1))]
+    cands, refs, groups = space.batch_pairs(fb.read_rows(file if isinstance(file, str) else file.name), cand_column,
+                                            ref_columns, max_pairs=MAX_PAIRS, max_chars=MAX_CHARS)
+    scorer, note = _scorer(model, layer, lang, [r for g in groups for r in g] if idf else None, dtype, do_rescale)
+    result = scorer.score_result(cands, refs)
+    header, rows = space.batch_table(cands, groups, result)
     out = _results_file()
     with out:
-        csv.writer(out).writerows([header, *body])
-    mean = raw.mean(dim=0)
-    summary = f"**{len(cands)} pairs** · mean P {mean[0]:.4f} · R {mean[1]:.4f} · F1 {mean[2]:.4f}  \n`{scorer.hash}`"
-    if note:
-        summary += f"  \n{note}"
-    return gr.Dataframe(value=body, headers=header), out.name, summary, _histogram(raw[:, 2].tolist())
+        csv.writer(out).writerows([header, *rows])
+    summary = space.batch_summary(result, scorer.signature) + (f"  \n{note}" if note else "")
+    return (_table((header, rows), max_chars=space.SHORT_TEXT, wrap=True, column_widths=space.column_widths(header)),
+            out.name, summary, space.histogram(result.scores[2].tolist(), result.rescaled is not None))
 
 
-MAX_SYSTEMS = 8
-TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
-
-
-def _lines_of(file, what: str) -> list[str]:
+def _lines_of(file) -> tuple[str, list[str]]:
+    path = file if isinstance(file, str) else file.name
     try:
-        return fb.read_lines(file if isinstance(file, str) else file.name)
+        return Path(path).name, fb.read_lines(path)
     except ValueError as error:
-        raise gr.Error(f"{what}: {error}") from None
-
-
-def _pasted_systems(text: str) -> dict[str, list[str]]:
-    """Systems pasted as blocks, each opened by a line ``=== name``."""
-    systems: dict[str, list[str]] = {}
-    current = None
-    for line in fb.split_lines(text or ""):
-        if line.startswith("==="):
-            current = line[3:].strip() or f"system {len(systems) + 1}"
-            if current in systems:
-                raise gr.Error(f"Two pasted systems are named {current!r}")
-            systems[current] = []
-        elif current is None:
-            if line.strip():
-                raise gr.Error("Pasted systems start with a line '=== name'")
-        else:
-            systems[current].append(line)
-    return systems
+        raise ValueError(f"{Path(path).name}: {error}") from None
 
 
 def _systems_and_references(ref_file, ref_text, system_files, systems_text):
-    refs = _lines_of(ref_file, "References") if ref_file is not None else [r for r in fb.split_lines(ref_text or "")]
-    if not any(r.strip() for r in refs):
-        raise gr.Error("Upload a references file or paste the references, one per line")
-    systems = {}
-    for file in system_files or []:
-        name = Path(file if isinstance(file, str) else file.name).name
-        if name in systems:
-            raise gr.Error(f"Two system files are named {name}")
-        systems[name] = _lines_of(file, name)
-    for name, lines in _pasted_systems(systems_text).items():
-        if name in systems:
-            raise gr.Error(f"A file and a pasted system are both named {name}")
-        systems[name] = lines
-    if not 2 <= len(systems) <= MAX_SYSTEMS:
-        raise gr.Error(f"Give 2 to {MAX_SYSTEMS} systems (files or pasted); got {len(systems)}")
-    if len(refs) > MAX_PAIRS:
-        raise gr.Error(f"The references have {len(refs)} lines; the Space compares at most {MAX_PAIRS} segments")
-    for name, lines in systems.items():
-        if len(lines) != len(refs):
-            raise gr.Error(f"System {name} has {len(lines)} lines but the references have {len(refs)}")
-        longest = max([*lines, *refs], key=len)
-        if len(longest) > MAX_CHARS:
-            raise gr.Error(f"a text of {name} or the references has {len(longest)} characters; at most {MAX_CHARS}")
+    refs = _lines_of(ref_file)[1] if ref_file is not None else space.parse_lines(ref_text)
+    systems = space.gather_systems([_lines_of(file) for file in system_files or []], systems_text)
+    space.check_systems(systems, refs, max_systems=MAX_SYSTEMS, max_segments=MAX_PAIRS, max_chars=MAX_CHARS)
     return systems, refs
 
 
@@ -233,74 +129,27 @@ def compare_systems(ref_file, ref_text, system_files, systems_text, test, n_samp
                     do_rescale, dtype="float32"):
     systems, refs = _systems_and_references(ref_file, ref_text, system_files, systems_text)
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
-    samples = int(n_samples) if n_samples else None
-    try:
-        result = fb.compare(systems, refs, test=TESTS.get(test, "bs"), n_samples=samples, seed=int(seed), scorer=scorer)
-    except (ValueError, TypeError) as error:
-        raise gr.Error(str(error)) from None
-    header = ["system", "P", "P ± 95%", "R", "R ± 95%", "F1", "F1 ± 95%", "p-value"]
-    body = []
-    for k, s in enumerate(result.systems):
-        row = [f"{s.name} (baseline)" if k == 0 else s.name]
-        for x, ci in zip(s.scores, s.intervals):
-            row += [round(x, 4), round(ci.half_width, 4)]
-        row.append(s.marked_p_value)
-        body.append(row)
-    summary = f"{len(refs)} segments · {len(systems)} systems  \n`{result.signature}`"
-    if result.test is not None:
-        summary += "  \n`*`: p < 0.05 against the baseline."
-    if note:
-        summary += f"  \n{note}"
-    return gr.Dataframe(value=body, headers=header), summary, _f1_chart(result)
-
-
-def _f1_chart(result):
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 3))
-    ax = fig.subplots()
-    names = [s.name for s in result.systems]
-    ax.errorbar(range(len(names)), [s.scores[2] for s in result.systems],
-                yerr=[s.intervals[2].half_width for s in result.systems], fmt="o", capsize=6, color="#3b6ea8")
-    ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
-    ax.set_ylabel("F1 (95% CI)")
-    fig.tight_layout()
-    return fig
+    result = fb.compare(systems, refs, test=TESTS.get(test, "bs"), n_samples=int(n_samples) if n_samples else None,
+                        seed=int(seed), scorer=scorer)
+    rescaled = scorer.rescale_with_baseline
+    summary = space.compare_summary(result, len(refs), rescaled) + (f"  \n{note}" if note else "")
+    return _table(space.compare_table(result, rescaled)), summary, space.f1_chart(result, rescaled)
 
 
 def _results_file():
-    cutoff = time.time() - KEEP_RESULTS_S
     for old in _RESULTS.glob("*.csv"):
-        if old.stat().st_mtime < cutoff:
+        if old.stat().st_mtime < time.time() - KEEP_RESULTS_S:
             old.unlink(missing_ok=True)
     return tempfile.NamedTemporaryFile("w", suffix=".csv", dir=_RESULTS, delete=False, encoding="utf-8", newline="")
-
-
-def _histogram(values):
-    from matplotlib.figure import (
-        Figure,  # not pyplot, which would keep every request's figure alive
-    )
-
-    fig = Figure(figsize=(5, 3))
-    ax = fig.subplots()
-    ax.hist(values, bins=min(30, max(5, len(values) // 5)), color="#3b6ea8")
-    ax.set_xlabel("F1")
-    ax.set_ylabel("pairs")
-    fig.tight_layout()
-    return fig
 
 
 @on_model_thread
 def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
           lang: str = "en", idf: bool = False, dtype: str = "float32") -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    candidate, refs = _check_text(candidate, "The candidate"), _references(reference)  # before any model load
+    candidate, refs = space.check_text(candidate, "The candidate", MAX_CHARS), space.parse_references(reference, MAX_CHARS)
     scorer, _ = _scorer(model, num_layers, lang, refs if idf else None, dtype)
-    result = scorer.score_result([candidate], [refs])
-    out = {"precision": float(result.precision[0]), "recall": float(result.recall[0]), "f1": float(result.f1[0])}
-    if result.best_reference is not None:
-        out["best_reference"] = {name: int(x[0]) for name, x in zip(("precision", "recall", "f1"), result.best_reference)}
-    return {**out, "hashcode": scorer.hash}
+    return space.score_json(scorer.score_result([candidate], [refs]))
 
 
 #: First-run examples: real-looking MT output against human references; the second has two references.
@@ -312,14 +161,23 @@ EXAMPLES = [
     ["Prices rose by three percent last year, the statistics office said.",
      "According to the statistics office, prices increased by 3% last year."],
 ]
+# Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
+CSS = """.fit-table table { table-layout: auto; width: 100%; }
+#heatmap .matplotlib { display: block; max-height: 900px; overflow: auto; padding-top: 28px; }
+#heatmap .matplotlib img { max-width: none; }"""
+
+
+def _clear_then(button, handler, inputs, outputs, api_name):
+    """Clear ``outputs`` first (a text box's label too): a failing run leaves no stale results on screen."""
+    clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]  # noqa: E731 - new updates each call: Gradio consumes them
+    button.click(clear, None, outputs, queue=False, api_visibility="private").then(handler, inputs, outputs,
+                                                                                   api_name=api_name)
 
 
 # Gradio's own copies of uploads and results are deleted after an hour as well.
 with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as demo:
-    gr.Markdown(
-        "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
-        f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id."
-    )
+    gr.Markdown("# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
+                f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id.")
     with gr.Row():
         model = gr.Textbox(fb.DEFAULT_MODEL, label="Model (Hub id)", scale=3, min_width=380, elem_id="model")
         layer = gr.Textbox("", label="Layer (empty: the model's tuned layer)", elem_id="layer")
@@ -327,33 +185,37 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
         dtype = gr.Dropdown(["float32", "auto", "bfloat16"], value="float32", label="Precision (float32: exact)",
                             elem_id="dtype")
         idf = gr.Checkbox(False, label="idf over the references")
-        do_rescale = gr.Checkbox(True, label="Also show rescaled scores")
+        do_rescale = gr.Checkbox(True, label="Also show rescaled scores", elem_id="rescale")
     with gr.Tab("Pair"):
         candidate = gr.Textbox(label="Candidate", lines=3, elem_id="candidate")
         references = gr.Textbox(label="Reference(s), one per line", lines=3, elem_id="references")
         gr.Examples(EXAMPLES, [candidate, references], label="Examples (click one, then Score)", elem_id="examples")
         go = gr.Button("Score", variant="primary", elem_id="score-button")
-        scores = gr.Dataframe(headers=["", *COLUMNS], label="Scores", elem_id="scores")
-        hashcode = gr.Textbox(label="Hash code", elem_id="hashcode")
-        counted = gr.Markdown(elem_id="counted")
-        note = gr.Markdown()
-        heatmap = gr.Plot(label="Token similarity (against the reference that counted for F)")
-        missing = gr.HighlightedText(label="Reference: words the candidate missed", color_map={"missing": "red"})
-        matches = gr.Dataframe(headers=["candidate token", "best reference token", "similarity"], label="Best matches")
-        go.click(score_pair, [candidate, references, model, layer, lang, idf, do_rescale, dtype],
-                 [scores, hashcode, counted, note, heatmap, missing, matches], api_name="score_pair")
+        pair_outputs = [
+            gr.Dataframe(label="Scores (a row each of raw and rescaled)", elem_id="scores", elem_classes="fit-table"),
+            gr.Textbox(label="Hash code", elem_id="hashcode"),
+            gr.Markdown(elem_id="counted"),
+            gr.Markdown(elem_id="pair-note"),
+            gr.Plot(label="Similarity (against the reference that counted for F)", format="png", elem_id="heatmap"),
+            gr.HighlightedText(label="Reference: words the candidate missed", color_map={"missing": "red"}, elem_id="missing"),
+            gr.Dataframe(label="Best matches", elem_id="matches", elem_classes="fit-table", max_height=400),
+        ]
+        _clear_then(go, score_pair, [candidate, references, model, layer, lang, idf, do_rescale, dtype], pair_outputs,
+                    "score_pair")
     with gr.Tab("Batch"):
         upload = gr.File(label="CSV, TSV or JSONL", file_types=[".csv", ".tsv", ".jsonl"], elem_id="upload")
         with gr.Row():
             cand_column = gr.Textbox("candidate", label="Candidate column")
             ref_columns = gr.Textbox("reference", label="Reference column(s), comma-separated")
         run = gr.Button("Score file", variant="primary", elem_id="score-file")
-        summary = gr.Markdown(elem_id="summary")
-        table = gr.Dataframe(label="Results", elem_id="results")
-        download = gr.File(label="Download results")
-        histogram = gr.Plot(label="F1 histogram")
-        run.click(score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
-                  [table, download, summary, histogram], api_name="score_file")
+        batch_outputs = [
+            gr.Dataframe(label="Results (click a text to see all of it)", elem_id="results", elem_classes="fit-table"),
+            gr.File(label="Download results (full texts)", elem_id="download"),
+            gr.Markdown(elem_id="summary"),
+            gr.Plot(label="F1 histogram", elem_id="histogram"),
+        ]
+        _clear_then(run, score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
+                    batch_outputs, "score_file")
     with gr.Tab("Compare systems"):
         gr.Markdown("Corpus BERTScore of 2–8 systems on the same references, with 95% confidence intervals and a "
                     "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU.")
@@ -361,23 +223,27 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
             system_files = gr.File(label="System outputs (.txt, one file per system; the first is the baseline)",
                                    file_count="multiple", file_types=[".txt"], elem_id="compare-systems")
-        with gr.Accordion("…or paste them", open=False):
-            ref_text = gr.Textbox(label="References, one per line", lines=4)
-            systems_text = gr.Textbox(label="Systems: a line '=== name', then its outputs, one per line", lines=6)
+        with gr.Accordion("…or paste them", open=False, elem_id="paste"):
+            ref_text = gr.Textbox(label="References, one per line", lines=4, elem_id="ref-text")
+            systems_text = gr.Textbox(label=f"Systems: a line '=== name', then its outputs, one per line (blank lines "
+                                            f"separate; an empty output is a line {space.EMPTY_LINE})", lines=6,
+                                      elem_id="systems-text")
         with gr.Row():
             test = gr.Dropdown(list(TESTS), value="paired bootstrap", label="Test")
             n_samples = gr.Number(0, label="Resamples / trials (0: the test's default, 1,000 / 10,000)", precision=0)
             seed = gr.Number(12345, label="Seed", precision=0)
         compare_button = gr.Button("Compare", variant="primary", elem_id="compare-button")
-        compare_summary = gr.Markdown(elem_id="compare-summary")
-        compare_table = gr.Dataframe(label="Systems", elem_id="compare-table")
-        compare_chart = gr.Plot(label="F1 with 95% confidence intervals")
-        compare_button.click(compare_systems, [ref_file, ref_text, system_files, systems_text, test, n_samples, seed,
-                                               model, layer, lang, idf, do_rescale, dtype],
-                             [compare_table, compare_summary, compare_chart], api_name="compare")
+        compare_outputs = [
+            gr.Dataframe(label="Systems", elem_id="compare-table", elem_classes="fit-table"),
+            gr.Markdown(elem_id="compare-summary"),
+            gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
+        ]
+        _clear_then(compare_button, compare_systems, [ref_file, ref_text, system_files, systems_text, test, n_samples,
+                                                      seed, model, layer, lang, idf, do_rescale, dtype],
+                    compare_outputs, "compare")
     gr.api(score, api_name="score")
 
 demo.queue(default_concurrency_limit=2, max_size=64)
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(css=CSS)

@@ -3,7 +3,7 @@ the embedded model), so that a new benchmark run is one command away from new pi
 
     python benchmarks/figures.py            # writes docs/*.png
 
-- docs/heatmap.png: token similarities of an example pair, and the reference words its candidate missed
+- docs/heatmap.png: the output of the `bertscore-show ... -f heatmap.png` command docs/explanations.md shows
 - docs/metaeval_minilm.png: mean segment-level Kendall τ against layer (docs/metaeval_minilm.csv)
 - docs/system_level.png: pairwise accuracy of system rankings with 95% intervals (docs/metaeval_system_level_minilm.md)
 - docs/speed_<class>.png, docs/memory_<class>.png: × bert-score and peak RSS per contender (benchmarks/results_<class>.md)
@@ -19,8 +19,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"
-PAIR = ("The president met the prime minister in Paris on Monday.",
-        "The president met the prime minister in Paris on Monday, and they signed a new trade agreement.")
 
 
 def markdown_rows(path: Path) -> list[list[str]]:
@@ -33,14 +31,18 @@ def markdown_rows(path: Path) -> list[list[str]]:
 
 
 def heatmap(plt) -> Path:
-    import fastbertscore as fb
-    from fastbertscore.explanations.plot import similarity_figure
+    """Runs the ``bertscore-show`` command that docs/explanations.md shows under the picture, writing the picture."""
+    import shlex
 
-    e = fb.explain(*PAIR, model_type=fb.DEFAULT_MODEL, level="token")
-    fig = similarity_figure(e)
-    missed = fb.explain(*PAIR, model_type=fb.DEFAULT_MODEL, level="word").missing_spans
-    fig.suptitle("missed: " + ", ".join(u.text for u in missed), fontsize=9, y=0.02)
-    return _save(fig, "heatmap.png")
+    from fastbertscore.cli.show import main
+
+    page = (DOCS / "explanations.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(bertscore-show .*?)\n# ", page, re.S)[1].replace("\\\n", " ")
+    argv = shlex.split(block)[1:]
+    argv[argv.index("-f") + 1] = str(DOCS / "heatmap.png")
+    if main(argv) != 0:
+        raise RuntimeError(f"bertscore-show {block} failed")
+    return DOCS / "heatmap.png"
 
 
 def layer_curve(plt) -> Path:

@@ -25,11 +25,16 @@ from fastbertscore.validate import check_hub_model_id
 
 
 def __getattr__(name: str):
-    """``similarity_figure`` on first use only: it imports matplotlib, an optional dependency."""
+    """``similarity_figure`` on first use only: it imports matplotlib, an optional dependency; ``space`` (what the
+    Space shows, for ``app.py``) likewise."""
     if name == "similarity_figure":
         from fastbertscore.explanations.plot import similarity_figure
 
         return similarity_figure
+    if name == "space":
+        import fastbertscore.space
+
+        return fastbertscore.space
     raise AttributeError(f"module 'fastbertscore' has no attribute {name!r}")
 
 
@@ -69,4 +74,5 @@ __all__ = [
     "model2layers",
     "score",
     "similarity_figure",
+    "space",
 ]

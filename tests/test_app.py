@@ -201,3 +201,166 @@ def test_compare_endpoint_refuses_a_system_of_the_wrong_length(app_url, tmp_path
         Client(app_url, verbose=False).predict(handle_file(str(refs_file)), "", [handle_file(str(f)) for f in files], "",
                                                "paired bootstrap", None, 12345, fb.DEFAULT_MODEL, "", "en", False, True,
                                                "float32", api_name="/compare")
+
+
+
+# Issue 32: the Space as people meet it. Each test drives the page as a person would and checks what they see.
+LONG_CANDIDATE = ("The committee discussed the budget and the plans for next year. " * 62)[:3990]
+SHORT_REFERENCE = "The committee discussed the budget."
+
+
+def browser_test(test):
+    """The marks every test below carries: a browser test, skipped where Debian's Chromium is missing."""
+    test = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")(test)
+    return pytest.mark.browser(test)
+
+
+@pytest.fixture
+def page(app_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(app_url, wait_until="networkidle")
+        yield page
+        browser.close()
+
+
+def _score_pair(page, candidate: str, reference: str):
+    page.locator("#candidate textarea").fill(candidate)
+    page.locator("#references textarea").fill(reference)
+    page.locator("#score-button").click()
+
+
+def _tables_wider_than_their_box(page) -> list:
+    """Every visible table (Gradio draws a header <table> and a body grid) wider than the block holding it, or
+    whose block scrolls sideways, as [block id, widest part, box width]."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.block')).filter(b => b.offsetParent)
+        .filter(b => b.querySelector('table, [role=grid]'))
+        .map(b => [b.id, Math.max(b.scrollWidth, ...Array.from(b.querySelectorAll('table, [role=grid], [role=row]'))
+                                   .map(t => t.getBoundingClientRect().width)), b.clientWidth])
+        .filter(([id, widest, box]) => widest > box + 1)""")
+
+
+def _batch(page, path: Path, ref_columns: str = "reference"):
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("#upload").get_by_text(path.name).first.wait_for(timeout=120_000)  # generous: a loaded CI machine
+    page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
+    page.locator("#score-file").click()
+
+
+@browser_test
+def test_a_3990_character_candidate_renders_its_heatmap(page):
+    # Item 1: the figure was 860 × 23,130 pixels, past WebP's limit, and every output showed a bare "Error" badge.
+    _score_pair(page, LONG_CANDIDATE, SHORT_REFERENCE)
+    page.wait_for_function("document.querySelector('#heatmap img')?.naturalHeight > 0", timeout=120_000)
+    width, height, box, scrolls = page.evaluate("""() => { const img = document.querySelector('#heatmap img');
+        const box = img.parentElement; return [img.naturalWidth, img.naturalHeight, box.clientHeight,
+        box.scrollHeight > box.clientHeight]; }""")
+    assert width > 0 and 0 < height < 16383 and scrolls, (width, height, box)  # a tall heatmap scrolls in its box
+    scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True)
+    result = scorer.score_result([LONG_CANDIDATE], [[SHORT_REFERENCE]])
+    scores = page.locator("#scores").inner_text()
+    assert str(round(float(result.raw[2][0]), 6)) in scores and str(round(float(result.rescaled[2][0]), 6)) in scores
+    assert page.locator(".toast-body").count() == 0 and not _tables_wider_than_their_box(page)
+    # Past the model's 512 tokens the scores, like bert-score's, use the first ones only: the page says so.
+    assert f"longer than the model's {scorer.max_length} tokens" in page.locator("#pair-note").inner_text()
+
+
+@browser_test
+def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_path):
+    # Item 3: the Batch table was 3,035 px wide in a 1,214 px box, every score off-screen.
+    long = "The committee discussed the budget and the plans for next year, the hospital and the roads. " * 4
+    data = tmp_path / "pairs.tsv"
+    data.write_text(f"candidate\treference\tsecond\n{long}\t{long[::-1]}\tA short one.\nIt is raining.\tRain is falling.\tIt rains.\n")
+    _batch(page, data, "reference, second")
+    page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=120_000)
+    headers = page.locator("#results thead").first.inner_text()
+    assert headers.index("F1 (rescaled)") < headers.index("best ref for F1") < headers.index("candidate")
+    assert not _tables_wider_than_their_box(page)
+    cell = page.locator("#results [role=gridcell]").filter(has_text="The committee discussed").first
+    assert long.strip() not in cell.inner_text()  # shortened on screen…
+    cell.click()
+    page.wait_for_function("t => document.querySelector('#results').innerText.includes(t)", arg=long.strip(), timeout=10_000)
+    assert not _tables_wider_than_their_box(page)  # …and the whole text, a click away, wraps in the box
+
+
+@browser_test
+def test_blank_lines_separate_pasted_systems(page):
+    # Item 4: "System baseline has 5 lines but the references have 4".
+    refs = ["The cat sat on the mat.", "It is raining.", "The meeting was postponed.", "Prices rose."]
+    systems = {"baseline": ["A cat sat on a mat.", "It rains.", "The meeting was delayed.", "Prices went up."],
+               "other": ["The cat sat.", "Rain.", "", "Prices rose sharply."]}
+    # Each block ends in a blank line; the empty output is written as the Space says (a line "").
+    pasted = "".join(f"=== {name}\n" + "".join(f"{line or fb.space.EMPTY_LINE}\n" for line in lines) + "\n"
+                     for name, lines in systems.items())
+    page.get_by_role("tab", name="Compare systems").click()
+    page.locator("#paste").get_by_text("…or paste them").click()
+    page.locator("#ref-text textarea").fill("\n".join(refs) + "\n\n")
+    page.locator("#systems-text textarea").fill(pasted)
+    page.locator("#compare-button").click()
+    page.wait_for_function("document.querySelector('#compare-summary')?.innerText.includes('2 systems')", timeout=120_000)
+    expected = fb.compare(systems, refs, model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True)
+    table = page.locator("#compare-table").inner_text()
+    for s in expected.systems:
+        assert f"{s.scores[2]:.4f}".rstrip("0") in table
+    assert expected.signature in page.locator("#compare-summary").inner_text()
+
+
+@browser_test
+def test_every_number_says_raw_or_rescaled(page, tmp_path):
+    # Item 2: rescaled P/R/F under plain "P/R/F1" headers; raw means beside a rescaled hash.
+    files, refs_file, outputs, refs = _system_files(tmp_path, 2)
+    page.get_by_role("tab", name="Compare systems").click()
+    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
+    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
+    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
+    page.wait_for_function("n => document.querySelector('#compare-systems')?.innerText.includes(n)",
+                           arg=files[-1].stem, timeout=60_000)
+    for rescaled in (True, False):
+        if not rescaled:
+            page.locator("#rescale input").uncheck()
+        page.locator("#compare-button").click()
+        kind = "rescaled" if rescaled else "raw"
+        page.wait_for_function("k => document.querySelector('#compare-table thead')?.innerText.includes(`F1 (${k})`)",
+                               arg=kind, timeout=120_000)
+        headers = page.locator("#compare-table thead").first.inner_text()
+        assert all(f"{c} ({kind})" in headers for c in ("P", "R", "F1"))
+        assert ("rescaled with the baseline" if rescaled else "raw (not rescaled)") in page.locator("#compare-summary").inner_text()
+        assert not _tables_wider_than_their_box(page)
+    data = tmp_path / "pairs.tsv"
+    data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\n")
+    page.locator("#rescale input").check()
+    _batch(page, data)
+    page.wait_for_function("document.querySelector('#summary')?.innerText.includes('1 pairs')", timeout=120_000)
+    raw_hash = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en").hash
+    rescaled_hash = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True).hash
+    raw_line, rescaled_line = page.locator("#summary").inner_text().splitlines()[1:3]
+    assert "mean raw" in raw_line and raw_hash in raw_line and rescaled_hash not in raw_line
+    assert "mean rescaled" in rescaled_line and rescaled_hash in rescaled_line
+
+
+@browser_test
+def test_an_error_clears_the_previous_outputs_and_says_why(page):
+    # Item 5: after an error, "Reference 1 of 1 counted…" and the old scores stayed beside the Error badges.
+    _score_pair(page, CAND, REF)
+    page.wait_for_function("document.querySelector('#counted')?.innerText.includes('Reference 1 of 1')", timeout=120_000)
+    _score_pair(page, CAND, "")
+    page.locator(".toast-body").filter(has_text="The reference is empty").first.wait_for(timeout=60_000)
+    assert "Reference 1 of 1" not in page.locator("#counted").inner_text()
+    assert page.locator("#hashcode textarea").input_value() == ""
+    assert "rescaled" not in page.locator("#hashcode").inner_text()  # the label of the last run's kind is gone too
+    assert str(round(float(fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)[2][0]), 6)) not in page.locator("#scores").inner_text()
+    assert page.locator("#heatmap img").count() == 0
+
+
+def test_a_model_that_cannot_be_loaded_is_one_message(app_url):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError) as raised:
+        Client(app_url, verbose=False).predict(CAND, REF, "no-such-org/no-such-model", api_name="/score")
+    message = str(raised.value)
+    assert "no-such-org/no-such-model" in message and "\n" not in message and "Traceback" not in message

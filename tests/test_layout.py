@@ -20,7 +20,7 @@ LAYERS = [
     ("settings and baselines", ["settings", "baselines"]),
     ("scorer", ["scorer", "matrix", "compute"]),
     ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
-    ("command line", ["cli"]),
+    ("command line and the Space", ["cli", "space"]),
     ("public API", ["", "__main__"]),
 ]
 

@@ -1,0 +1,140 @@
+"""The Space's result tables and summaries: scores first, each column saying raw or rescaled, texts last.
+
+A table is ``(header, rows)`` with full texts; the Space shows the first :data:`SHORT_TEXT` characters of a text
+cell until it is clicked, and its downloadable CSV holds the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from fastbertscore.result import ScoreResult
+from fastbertscore.signature import Signature
+
+COLUMNS = ("P", "R", "F1")
+DIGITS = 6  # score columns of the Pair and Batch tabs
+CORPUS_DIGITS = 4  # corpus scores and intervals of the Compare tab
+SHORT_TEXT = 80  # characters of a text shown in a table cell
+
+
+def kind(rescaled: bool) -> str:
+    """The word every label uses for the two kinds of number."""
+    return "rescaled" if rescaled else "raw"
+
+
+def _prf(scores, index: int) -> list[float]:
+    return [round(float(x[index]), DIGITS) for x in scores]
+
+
+def pair_table(result: ScoreResult, index: int = 0) -> tuple[list[str], list[list]]:
+    """P, R and F1 of candidate ``index``: a row of raw scores, then a row of rescaled ones when there are."""
+    rows = [["raw", *_prf(result.raw, index)]]
+    if result.rescaled is not None:
+        rows.append(["rescaled", *_prf(result.rescaled, index)])
+    return ["scores", *COLUMNS], rows
+
+
+def matches_table(explanation, rescaled: bool) -> tuple[list[str], list[list]]:
+    """Each candidate token, the reference token it matched best, and their similarity (of the given kind)."""
+    ref = explanation.reference_units
+    rows = [[u.text, ref[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
+            for u in explanation.candidate_units]
+    return ["candidate token", "best reference token", f"similarity ({kind(rescaled)})"], rows
+
+
+def batch_table(cands: list[str], groups: list[list[str]], result: ScoreResult) -> tuple[list[str], list[list]]:
+    """One row per pair: its number, the scores (raw, then rescaled), which reference counted (1-based), then the
+    texts (several references joined by `` | ``)."""
+    header = ["#", *[f"{c} (raw)" for c in COLUMNS]]
+    parts = [torch.stack(result.raw, dim=-1)]
+    if result.rescaled is not None:
+        header += [f"{c} (rescaled)" for c in COLUMNS]
+        parts.append(torch.stack(result.rescaled, dim=-1))
+    scores = torch.cat(parts, dim=-1).tolist()
+    best = torch.stack(result.best_reference, dim=-1).tolist() if result.best_reference is not None else None
+    if best is not None:
+        header += [f"best ref for {c}" for c in COLUMNS]
+    header += ["candidate", "reference"]
+    rows = []
+    for k, (cand, group) in enumerate(zip(cands, groups)):
+        row = [k + 1, *[round(x, DIGITS) for x in scores[k]]]
+        if best is not None:
+            row += [int(i) + 1 for i in best[k]]
+        rows.append(row + [cand, " | ".join(group)])
+    return header, rows
+
+
+def _means(scores, name: str) -> str:
+    mean = torch.stack(scores, dim=-1).double().mean(dim=0)
+    return f"mean {name} P {mean[0]:.4f} · R {mean[1]:.4f} · F1 {mean[2]:.4f}"
+
+
+def batch_summary(result: ScoreResult, signature: Signature) -> str:
+    """Markdown: the number of pairs, then each kind of mean next to the hash code of that kind."""
+    lines = [f"**{len(result.raw[0])} pairs**"]
+    raw_hash = replace(signature, rescale="no").hash
+    lines.append(f"{_means(result.raw, 'raw')} · `{raw_hash}`")
+    if result.rescaled is not None:
+        lines.append(f"{_means(result.rescaled, 'rescaled')} · `{signature.hash}`")
+    return "  \n".join(lines)
+
+
+def compare_table(comparison, rescaled: bool) -> tuple[list[str], list[list]]:
+    """One row per system (the baseline first): corpus P, R, F1 of the given kind with their 95% half-widths, and
+    the p-value against the baseline (``*`` below 0.05)."""
+    header = ["system"]
+    for c in COLUMNS:
+        header += [f"{c} ({kind(rescaled)})", f"{c} ± 95%"]
+    header.append("p-value")
+    rows = []
+    for k, s in enumerate(comparison.systems):
+        row = [f"{s.name} (baseline)" if k == 0 else s.name]
+        for x, ci in zip(s.scores, s.intervals):
+            row += [round(x, CORPUS_DIGITS), round(ci.half_width, CORPUS_DIGITS)]
+        rows.append(row + [s.marked_p_value])
+    return header, rows
+
+
+def compare_summary(comparison, segments: int, rescaled: bool) -> str:
+    """Markdown: what was compared, which kind of score, the signature, and what ``*`` means."""
+    what = "rescaled with the baseline" if rescaled else "raw (not rescaled)"
+    lines = [f"{segments} segments · {len(comparison.systems)} systems · scores {what}", f"`{comparison.signature}`"]
+    if comparison.test is not None:
+        lines.append("`*`: p < 0.05 against the baseline.")
+    return "  \n".join(lines)
+
+
+def counted_note(result: ScoreResult, n_refs: int) -> str:
+    """Markdown: which of several references counted for P, R and F (the best one, separately for each)."""
+    if result.best_reference is None:
+        return ""
+    best = [int(x[0]) for x in result.best_reference]
+    if len(set(best)) == 1:
+        return f"**Reference {best[0] + 1} of {n_refs}** counted for P, R and F."
+    parts = ", ".join(f"{name}: reference {b + 1}" for name, b in zip(COLUMNS, best))
+    return f"**Best reference of {n_refs}**, separately per score: {parts}."
+
+
+def highlight(text: str, units, missing: list) -> list[tuple[str, str | None]]:
+    """The whole ``text`` as segments for a highlighted view, the ``missing`` units labelled "missing" (the gaps
+    between units kept as they are)."""
+    spans = {(u.start, u.end) for u in missing}
+    segments, cursor = [], 0
+    for u in units:
+        if u.start > cursor:
+            segments.append((text[cursor : u.start], None))
+        segments.append((text[u.start : u.end], "missing" if (u.start, u.end) in spans else None))
+        cursor = u.end
+    if cursor < len(text):
+        segments.append((text[cursor:], None))
+    return segments
+
+
+def column_widths(header: list[str], texts: int = 2) -> list[str]:
+    """Widths in percent of the box for a table whose last ``texts`` columns hold texts: narrow number columns,
+    the texts sharing the rest, so that the table fits its box and long texts wrap."""
+    narrow = [4 if name == "#" else 5 if name.startswith("best ref") else 8 for name in header[: len(header) - texts]]
+    rest = (100 - sum(narrow)) / texts if texts else 0
+    return [f"{w}%" for w in narrow] + [f"{rest:g}%"] * texts

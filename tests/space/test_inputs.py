@@ -1,0 +1,67 @@
+"""fastbertscore.space.inputs: the Pair tab's boxes are refused with a message before any model work."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastbertscore.space import batch_pairs, check_text, parse_layer, parse_references
+
+
+def test_references_are_the_non_blank_lines():
+    assert parse_references("one\n\n  \ntwo\n", 12) == ["one", "two"]
+    assert check_text("x" * 10, "The candidate", 10) == "x" * 10
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "The candidate is empty: type some text"),
+    ("  \n", "The candidate is empty"),
+    (None, "The candidate is empty"),
+    ("x" * 11, "The candidate has 11 characters; the Space takes at most 10 per text"),
+])
+def test_bad_texts_are_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        check_text(text, "The candidate", 10)
+
+
+@pytest.mark.parametrize("box, layer", [("", None), (None, None), (" 4 ", 4), (0, 0), ("12", 12)])
+def test_layer_box(box, layer):
+    assert parse_layer(box) == layer
+
+
+@pytest.mark.parametrize("box", ["-1", "4.5", "four"])
+def test_a_layer_that_is_no_whole_number_is_refused(box):
+    with pytest.raises(ValueError, match=f"Layer must be a whole number such as 4, .* got {box!r}"):
+        parse_layer(box)
+
+
+def test_batch_pairs_reads_the_columns_and_groups_the_references():
+    rows = [{"candidate": "a", "reference": "b", "second": "c"}, {"candidate": "d", "reference": "e", "second": "f"}]
+    cands, refs, groups = batch_pairs(rows, " candidate ", "reference, second", max_pairs=2, max_chars=5)
+    assert cands == ["a", "d"] and groups == [["b", "c"], ["e", "f"]] and refs == groups
+    cands, refs, groups = batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
+    assert refs == ["b", "e"] and groups == [["b"], ["e"]]
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"candidate": "a", "reference": "b"}] * 3, "The file has 3 rows; the Space scores at most 2 per batch"),
+    ([{"candidate": "a", "reference": "b"}, {"candidate": "a", "reference": "b" * 6}], "A text in row 2 has 6 characters; at most 5"),
+    ([{"candidate": "a", "ref": "b"}], "reference"),
+])
+def test_batch_pairs_refuses_with_a_message(rows, message):
+    with pytest.raises(ValueError, match=message):
+        batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
+
+
+def test_cut_note_names_the_texts_past_the_window():
+    import fastbertscore as fb
+    from fastbertscore.space import cut_note
+
+    scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL)
+    long = "The committee discussed the budget and the plans for next year. " * 62
+    assert len(scorer.tokenizer(long)["input_ids"]) > scorer.max_length  # the premise: this text is cut
+    assert cut_note(scorer, {"candidate": "A cat.", "reference": "A dog."}) == ""
+    assert cut_note(scorer, {"candidate": long, "reference": "A dog."}).startswith(
+        f"The candidate is longer than the model's {scorer.max_length} tokens")
+    assert cut_note(scorer, {"candidate": long, "reference": long}).startswith("The candidate and the reference are")
+    windowed = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, long_inputs="window")
+    assert cut_note(windowed, {"candidate": long}) == ""  # scored in full: nothing to say
