@@ -35,7 +35,7 @@ def _run(args) -> int:
             raise InputError(f"{flag} is empty: give a text to draw the heatmap of")
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
-    similarity_figure(tokens).savefig(args.out, dpi=120)
+    similarity_figure(tokens, kind="rescaled" if scorer.rescale_with_baseline else "raw").savefig(args.out, dpi=120)
     summary = explain(args.cand, args.ref, scorer=scorer, level=args.level, presence_threshold=args.threshold)
     print(f"{scorer.hash} P: {summary.precision:.6f} R: {summary.recall:.6f} F1: {summary.f1:.6f}")
     print(f"heatmap: {args.out}")
