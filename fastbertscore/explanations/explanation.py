@@ -182,11 +182,13 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _sentence_units(scorer: BERTScorer, candidate: str, reference: str):
+    """Each sentence's score against the whole other text: already rescaled (P and R baselines) when the scorer
+    rescales."""
     c_spans, r_spans = split_sentences(candidate), split_sentences(reference)
     c_sents = [candidate[a:b] for a, b in c_spans] or [""]
     r_sents = [reference[a:b] for a, b in r_spans] or [""]
-    recall = _rescale_similarity(scorer, scorer.score([candidate] * len(r_sents), r_sents)[1])
-    precision = _rescale_similarity(scorer, scorer.score(c_sents, [reference] * len(c_sents))[0])
+    recall = scorer.score([candidate] * len(r_sents), r_sents)[1]
+    precision = scorer.score(c_sents, [reference] * len(c_sents))[0]
     grid = scorer.score([c for c in c_sents for _ in r_sents], [r for _ in c_sents for r in r_sents])[2]
     grid = grid.view(len(c_sents), len(r_sents))
     cand_units = [Unit(candidate[a:b], a, b, float(precision[i]), int(grid[i].argmax()), 1.0) for i, (a, b) in enumerate(c_spans)]
