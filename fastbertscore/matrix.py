@@ -46,7 +46,7 @@ class Embedded:
     empty: list[bool]
 
 
-def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = False) -> Embedded:
+def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = False, batch_size: int | None = None) -> Embedded:
     """Tokenize, weight and embed ``texts`` (distinct) with ``scorer``'s model, precision, window and caches.
 
     ``labels[k]`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings.
@@ -65,7 +65,7 @@ def embed_texts(scorer, texts: list[str], labels: list[str], *, verbose: bool = 
     raw = text_weights(tok, Weights(scorer._weight_table(), scorer._plain), labels.__getitem__)
     weights = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
     wanted = [k for k in range(len(texts)) if not empty[k]]
-    budget = scorer._budget(None)
+    budget = scorer._budget(batch_size)
     with torch.inference_mode(), tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar:
         found = embed_cached(
             scorer.cache, encoder, tok.ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=budget.batch_size,
@@ -175,7 +175,8 @@ def _distinct(labelled) -> tuple[dict[str, int], list[str]]:
     return index, labels
 
 
-def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | None = None, *, verbose: bool = False):
+def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | None = None, *, verbose: bool = False,
+                    batch_size: int | None = None):
     """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``texts_a[i]`` as the
     candidate against ``texts_b[j]`` as the reference; ``texts_b=None`` scores ``texts_a`` against itself."""
     a = check_texts(texts_a, "texts_a")
@@ -184,7 +185,7 @@ def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | Non
         raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
     index, labels = _distinct((f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b))
                               for i, text in enumerate(texts))
-    emb = embed_texts(scorer, list(index), labels, verbose=verbose)
+    emb = embed_texts(scorer, list(index), labels, verbose=verbose, batch_size=batch_size)
     n_layers = scorer._encoder.depth + 1 if scorer.all_layers else 1
     raw = score_matrix(emb, [index[t] for t in a], [index[t] for t in b], n_layers, verbose=verbose)
     return _finish(scorer, raw)
@@ -219,7 +220,8 @@ def check_groups(groups, name: str) -> list[list[str]]:
     return out
 
 
-def mbr_select(scorer, samples, references=None, *, utility: str = "f1", verbose: bool = False) -> MBRResult:
+def mbr_select(scorer, samples, references=None, *, utility: str = "f1", verbose: bool = False,
+               batch_size: int | None = None) -> MBRResult:
     """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`)."""
     if utility not in UTILITIES:
         raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
@@ -232,7 +234,7 @@ def mbr_select(scorer, samples, references=None, *, utility: str = "f1", verbose
     named = (("samples", groups), ("references", pseudo or []))
     index, labels = _distinct((f"{name}[{g}][{k}]", text) for name, all_groups in named
                               for g, group in enumerate(all_groups) for k, text in enumerate(group))
-    emb = embed_texts(scorer, list(index), labels, verbose=verbose)
+    emb = embed_texts(scorer, list(index), labels, verbose=verbose, batch_size=batch_size)
     which = UTILITIES.index(utility)
     picks, utilities = [], []
     for g, group in enumerate(groups):

@@ -288,10 +288,11 @@ class BERTScorer:
         rescaled = split_prf(rescale(raw, self.baseline_vals)) if self.rescale_with_baseline else None
         return ScoreResult(split_prf(raw), rescaled, None if best is None else split_prf(best), self.hash)
 
-    def pairwise(self, texts_a, texts_b=None, *, verbose: bool = False):
+    def pairwise(self, texts_a, texts_b=None, *, verbose: bool = False, batch_size: int | None = None):
         """All-vs-all BERTScore: ``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers), where ``[i, j]``
         scores ``texts_a[i]`` as the candidate against ``texts_b[j]`` as the reference (``texts_b=None``: against
         ``texts_a`` itself). Equal to :meth:`score` on every pair; each distinct text is embedded once.
+        ``batch_size``: sentences per encoder batch (default: the constructor's).
 
         Example:
             >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")
@@ -301,17 +302,17 @@ class BERTScorer:
         """
         from fastbertscore.matrix import pairwise_scores
 
-        return pairwise_scores(self, texts_a, texts_b, verbose=verbose)
+        return pairwise_scores(self, texts_a, texts_b, verbose=verbose, batch_size=batch_size)
 
-    def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False):
+    def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False, batch_size: int | None = None):
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
         from fastbertscore.matrix import mbr_select
 
-        return mbr_select(self, samples, references, utility=utility, verbose=verbose)
+        return mbr_select(self, samples, references, utility=utility, verbose=verbose, batch_size=batch_size)
 
-    def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
+    def token_embeddings(self, ids: list[list[int]], *, batch_size: int | None = None) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
-        budget = self._budget(None)
+        budget = self._budget(batch_size)
         with torch.inference_mode():
             out = embed(self._encoder, ids, range(len(ids)), pad_id=pad_id_of(self._tokenizer),
                         batch_size=budget.batch_size, max_tokens=budget.max_tokens, window=self._active_window)
@@ -430,7 +431,8 @@ def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
     settings = Settings.from_options("pairwise()", options)
     candidates = check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
     references = candidates if texts_b is None else check_texts(texts_b, "texts_b")
-    return cached_scorer(settings.idf_over(references)).pairwise(texts_a, texts_b, verbose=verbose)
+    scorer = cached_scorer(settings.idf_over(references))
+    return scorer.pairwise(texts_a, texts_b, verbose=verbose, batch_size=settings.batch_size)
 
 
 def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
@@ -457,4 +459,5 @@ def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False,
     settings = Settings.from_options("mbr()", options)
     groups = check_groups(samples, "samples")  # bad input fails here, before any model work
     pool = groups if references is None else check_groups(references, "references")
-    return cached_scorer(settings.idf_over(pool)).mbr(samples, references, utility=utility, verbose=verbose)
+    scorer = cached_scorer(settings.idf_over(pool))
+    return scorer.mbr(samples, references, utility=utility, verbose=verbose, batch_size=settings.batch_size)

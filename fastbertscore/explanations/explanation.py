@@ -79,7 +79,7 @@ def explain(
     ``rescale_with_baseline``, ...); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
     are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the threshold applies to the
     rescaled values. With a scorer built with ``all_layers=True``, the scorer's own layer (``num_layers``) is
-    explained.
+    explained. ``batch_size`` (an option, or the scorer's own) sets the sentences per encoder batch.
 
     Raises:
         TypeError, ValueError: non-string texts, an unknown ``level`` or option, or ``scorer`` with options.
@@ -96,10 +96,13 @@ def explain(
     if level not in THRESHOLDS:
         raise ValueError(f"level={level!r} is not one of {', '.join(THRESHOLDS)}")
     if scorer is None:
-        scorer = cached_scorer(Settings.from_options("explain()", options))
+        settings = Settings.from_options("explain()", options)
+        scorer, batch_size = cached_scorer(settings), settings.batch_size
     elif options:
         raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
-    view = _View(scorer)
+    else:
+        batch_size = scorer.batch_size
+    view = _View(scorer, batch_size)
     if presence_threshold is None:
         presence_threshold = (RESCALED_THRESHOLDS if scorer.rescale_with_baseline else THRESHOLDS)[level]
     P, R, F = (float(x[0]) for x in view.score([candidate], [reference]))
@@ -115,11 +118,11 @@ def explain(
 
 
 class _View:
-    """One layer of a scorer: its scores ``(N,)`` and token embeddings ``(T, D)``; with ``all_layers``, those of
-    the scorer's own layer."""
+    """One layer of a scorer at one batch size: its scores ``(N,)`` and token embeddings ``(T, D)``; with
+    ``all_layers``, those of the scorer's own layer."""
 
-    def __init__(self, scorer: BERTScorer):
-        self.scorer = scorer
+    def __init__(self, scorer: BERTScorer, batch_size: int):
+        self.scorer, self.batch_size = scorer, batch_size
         self.layer = scorer.num_layers if scorer.all_layers else None
         self.tokenizer, self.token_limit, self.token_weights = scorer.tokenizer, scorer.token_limit, scorer.token_weights
 
@@ -128,10 +131,10 @@ class _View:
 
     def score(self, cands: list[str], refs: list[str]):
         """P, R, F (rescaled when the scorer rescales), each ``(N,)``."""
-        return tuple(self._pick(x) for x in self.scorer.score(cands, refs))
+        return tuple(self._pick(x) for x in self.scorer.score(cands, refs, batch_size=self.batch_size))
 
     def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
-        found = self.scorer.token_embeddings(ids)
+        found = self.scorer.token_embeddings(ids, batch_size=self.batch_size)
         return found if self.layer is None else [e[:, self.layer] for e in found]
 
     def rescale_similarity(self, values: torch.Tensor) -> torch.Tensor:
