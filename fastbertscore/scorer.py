@@ -248,6 +248,7 @@ class BERTScorer:
         if self._idf_table is not None:
             logger.warning("Overwriting the previous importance weights.")
         self._idf_table = idf_table(doc_freq, num_docs)
+        self._idf_source = None  # counted weights replace a mapping: the hash says so (idf=yes, not map:)
 
     def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
         """Score each candidate against its reference(s); the return value of ``bert_score.BERTScorer.score``.
