@@ -1,14 +1,44 @@
-"""``compute``: the ``evaluate``-style entry point (dict of lists), on the scorer the engine keeps loaded.
+"""One-call entry points on the scorer the engine keeps loaded: ``compute`` (the ``evaluate``-style dict of lists),
+``pairwise`` and ``mbr``.
 
 The scorer is rebuilt whenever a setting that changes numbers changes — device and idf sentences
-included, which the official ``evaluate-metric/bertscore`` module forgets.
+included, which the official ``evaluate-metric/bertscore`` module forgets; settings that change no number
+(``batch_size``, ``verbose``) are passed per call.
 """
 
 from __future__ import annotations
 
-from fastbertscore.scorer import cached_scorer
+import threading
+
+from fastbertscore import assembly
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
-from fastbertscore.validate import check_pairs
+from fastbertscore.validate import check_groups, check_pairs, check_texts
+
+# The scorer the one-call entry points reuse (the model itself is kept by assembly).
+_scorers: dict[tuple, BERTScorer] = {}
+_lock = threading.Lock()
+
+
+def clear_model_cache() -> None:
+    """Free the model kept loaded between calls (and the scorer :func:`compute` reuses); the next call reloads."""
+    assembly.clear_models()
+    with _lock:
+        _scorers.clear()
+
+
+def cached_scorer(settings: Settings) -> BERTScorer:
+    """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes (they
+    change no number: callers pass them per call)."""
+    key = settings.numbers_key(ignore=("batch_size", "nthreads"))
+    with _lock:
+        scorer = _scorers.get(key)
+    if scorer is None:
+        scorer = BERTScorer.from_settings(settings)
+        with _lock:
+            _scorers.clear()
+            _scorers[key] = scorer
+    return scorer
 
 
 def compute(predictions, references, *, verbose: bool = False, **options) -> dict:
@@ -31,3 +61,50 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     scorer = cached_scorer(settings.idf_over(pairs.refs))
     result = scorer.score_result(predictions, references, verbose=verbose, batch_size=settings.batch_size)
     return result.to_dict()
+
+
+def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
+    """All-vs-all BERTScore matrices: ``(P, R, F)``, each ``(N, M)``; ``[i, j]`` scores ``texts_a[i]`` (candidate)
+    against ``texts_b[j]`` (reference), ``texts_b=None`` meaning ``texts_a`` against itself.
+
+    ``options`` are the fields of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over
+    the references (``texts_b``, or ``texts_a`` for all-vs-all). Each distinct text is embedded once and the
+    similarities come from blocked matrix products; every entry equals ``score([texts_a[i]], [texts_b[j]])``.
+
+    Example:
+        >>> P, R, F = pairwise(["a cat sat", "it rains"], ["the cat sat", "rain falls", "a dog ran"],
+        ...                    model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> tuple(F.shape)
+        (2, 3)
+    """
+    settings = Settings.from_options("pairwise()", options)
+    candidates = check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
+    references = candidates if texts_b is None else check_texts(texts_b, "texts_b")
+    scorer = cached_scorer(settings.idf_over(references))
+    return scorer.pairwise(texts_a, texts_b, verbose=verbose, batch_size=settings.batch_size)
+
+
+def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
+    """Minimum-Bayes-risk selection with BERTScore as the utility.
+
+    ``samples`` is a list of groups (one list of K outputs per input; K may differ). For each group, every sample
+    is scored as the candidate against the group's other samples (or against ``references[g]``, pseudo-references
+    from another sampler, when given), its utility is the mean ``utility`` (``"f1"``, ``"precision"`` or
+    ``"recall"``), and the sample with the highest one is chosen. Returns a
+    :class:`~fastbertscore.MBRResult` (``index``, ``utilities``, ``chosen(samples)``). ``options`` are the fields
+    of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over all pseudo-references.
+
+    Raises:
+        TypeError, ValueError: a group that is not a list of strings or is empty, named with its index.
+
+    Example:
+        >>> picks = mbr([["the cat sat on the mat", "a cat sat on the mat", "dogs bark"]],
+        ...             model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> picks.index[0] in (0, 1), len(picks.utilities[0])
+        (True, 3)
+    """
+    settings = Settings.from_options("mbr()", options)
+    groups = check_groups(samples, "samples")  # bad input fails here, before any model work
+    pool = groups if references is None else check_groups(references, "references")
+    scorer = cached_scorer(settings.idf_over(pool))
+    return scorer.mbr(samples, references, utility=utility, verbose=verbose, batch_size=settings.batch_size)

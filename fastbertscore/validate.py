@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fastbertscore.hardware import DTYPE_CHOICES
@@ -160,6 +160,22 @@ def check_idf_sents(sents) -> list[str]:
     return texts
 
 
+def check_groups(groups, name: str) -> list[list[str]]:
+    """A list of non-empty lists of strings (one group per input), checked; errors name the group."""
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+        raise TypeError(f"{name} must be a list of lists of strings (one list per input), got {type(groups).__name__}")
+    out = []
+    for g, group in enumerate(groups):
+        if isinstance(group, (str, bytes)) or not isinstance(group, Sequence):
+            raise TypeError(f"{name}[{g}] must be a list of strings, got {type(group).__name__}")
+        out.append(check_texts(group, f"{name}[{g}]"))
+        if not out[-1]:
+            raise ValueError(f"{name}[{g}] is an empty list; every group needs at least one text")
+    if not out:
+        raise ValueError(f"{name} is empty: give at least one group")
+    return out
+
+
 __all__ = [
-    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options",
+    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options", "check_groups",
 ]

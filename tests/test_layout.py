@@ -17,7 +17,7 @@ LAYERS = [
     ("foundation", ["_version", "hardware", "validate", "files", "hashing", "signature", "result"]),
     ("embedding caches", ["cache"]),
     ("pipeline", ["pipeline"]),
-    ("settings and baselines", ["settings", "baselines"]),
+    ("settings and baselines", ["settings", "baselines", "assembly"]),
     ("scorer", ["scorer", "matrix", "compute"]),
     ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
     ("command line", ["cli"]),
@@ -116,6 +116,29 @@ def test_the_checker_sees_imports_inside_functions():
     # …and the subpackage __init__ that Python runs before a module of it.
     assert {"fastbertscore.baselines", "fastbertscore.pipeline"} <= found
     assert _imports("fastbertscore.cli.show", "import os\n") == set()
+
+
+def _private_reaches(source: str) -> list[str]:
+    """``x._name`` reads where ``x`` is not ``self`` or ``cls``, and ``from m import _name``: another object's or
+    module's private members (dunder names are public protocol)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return sorted(found, key=lambda where: int(where.split()[1].rstrip(":")))
+
+
+def test_no_module_reads_another_objects_private_members():
+    reaches = [f"{module} {where}" for module, path in MODULES.items() for where in _private_reaches(path.read_text(encoding="utf-8"))]
+    assert not reaches, "private members read from outside their object:\n" + "\n".join(reaches)
+
+
+def test_the_private_reach_check_sees_each_form():
+    source = "def f(scorer, self):\n    scorer._encoder\n    self._ok\n    from m import _helper\n    x.__len__\n"
+    assert _private_reaches(source) == ["line 2: scorer._encoder", "line 4: import _helper"]
 
 
 def test_no_module_is_named_like_a_standard_library_one():

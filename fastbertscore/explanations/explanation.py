@@ -13,7 +13,8 @@ import torch
 
 from fastbertscore.baselines.table import rescale
 from fastbertscore.pipeline.tokens import Pieces, pieces
-from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.compute import cached_scorer
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 
 Level = Literal["token", "word", "sentence"]

@@ -19,7 +19,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities.data import dim_zero_cat
 
-from fastbertscore.scorer import cached_scorer
+from fastbertscore.compute import cached_scorer
 from fastbertscore.settings import Settings
 
 #: torchmetrics arguments that have no meaning here, and what to use instead.

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.compute import cached_scorer
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.significance.resampling import (
     AR_CONFIDENCE_SAMPLES,
