@@ -77,7 +77,8 @@ def explain(
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
 
     ``options`` are the fields of :class:`~fastbertscore.Settings` (``model_type``, ``num_layers``, ``lang``,
-    ``rescale_with_baseline``, ...); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
+    ``rescale_with_baseline``, ...; with ``idf=True`` idf is counted over ``reference``, as ``score`` counts it
+    over its references); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
     are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the threshold applies to the
     rescaled values. With a scorer built with ``all_layers=True``, the scorer's own layer (``num_layers``) is
     explained. ``batch_size`` (an option, or the scorer's own) sets the sentences per encoder batch.
@@ -98,7 +99,7 @@ def explain(
         raise ValueError(f"level={level!r} is not one of {', '.join(THRESHOLDS)}")
     if scorer is None:
         settings = Settings.from_options("explain()", options)
-        scorer, batch_size = cached_scorer(settings), settings.batch_size
+        scorer, batch_size = cached_scorer(settings.idf_over([reference])), settings.batch_size
     elif options:
         raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
     else:

@@ -150,13 +150,13 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
-    if scorer is None:
-        options = Settings.from_options("compare()", settings)
-        scorer, batch_size = cached_scorer(options.idf_over(refs)), options.batch_size
-    elif settings:
+    if scorer is not None and settings:
         raise TypeError(f"compare() takes either scorer= or settings options, not both (got {', '.join(settings)})")
-    else:
-        batch_size = scorer.batch_size
+    options = scorer.settings if scorer is not None else Settings.from_options("compare()", settings)
+    if options.all_layers:
+        raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
+    batch_size = scorer.batch_size if scorer is not None else options.batch_size
+    scorer = scorer or cached_scorer(options.idf_over(refs))
     segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose)  # (systems, 3, segments)
     n = len(refs)
     if test == "ar":
