@@ -13,7 +13,8 @@ import threading
 from fastbertscore import assembly
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
-from fastbertscore.validate import check_groups, check_pairs, check_texts
+from fastbertscore.matrix import mbr_select, pairwise_scores
+from fastbertscore.validate import check_matrix_texts, check_mbr, check_pairs
 
 # The scorer the one-call entry points reuse (the model itself is kept by assembly).
 _scorers: dict[tuple, BERTScorer] = {}
@@ -59,8 +60,7 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
     settings = Settings.from_options("compute()", options)
     scorer = cached_scorer(settings.idf_over(pairs.refs))
-    result = scorer.score_result(predictions, references, verbose=verbose, batch_size=settings.batch_size)
-    return result.to_dict()
+    return scorer.finish(scorer.raw_scores(pairs, batch_size=settings.batch_size, verbose=verbose), pairs).to_dict()
 
 
 def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
@@ -78,10 +78,9 @@ def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
         (2, 3)
     """
     settings = Settings.from_options("pairwise()", options)
-    candidates = check_texts(texts_a, "texts_a")  # bad input fails here, before any model work
-    references = candidates if texts_b is None else check_texts(texts_b, "texts_b")
-    scorer = cached_scorer(settings.idf_over(references))
-    return scorer.pairwise(texts_a, texts_b, verbose=verbose, batch_size=settings.batch_size)
+    a, b = check_matrix_texts(texts_a, texts_b)  # bad input fails here, before any model work
+    scorer = cached_scorer(settings.idf_over(b))
+    return pairwise_scores(scorer, a, b, verbose=verbose, batch_size=settings.batch_size)
 
 
 def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
@@ -104,7 +103,6 @@ def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False,
         (True, 3)
     """
     settings = Settings.from_options("mbr()", options)
-    groups = check_groups(samples, "samples")  # bad input fails here, before any model work
-    pool = groups if references is None else check_groups(references, "references")
-    scorer = cached_scorer(settings.idf_over(pool))
-    return scorer.mbr(samples, references, utility=utility, verbose=verbose, batch_size=settings.batch_size)
+    groups, pseudo = check_mbr(samples, references, utility)  # bad input fails here, before any model work
+    scorer = cached_scorer(settings.idf_over(groups if pseudo is None else pseudo))
+    return mbr_select(scorer, groups, pseudo, utility=utility, verbose=verbose, batch_size=settings.batch_size)

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from fastbertscore.pipeline.allpairs import embed_texts, score_matrix
-from fastbertscore.validate import check_groups, check_texts
-
-UTILITIES = ("precision", "recall", "f1")
+from fastbertscore.validate import UTILITIES
 
 
 def _finish(scorer, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -38,14 +36,9 @@ def _distinct(labelled) -> tuple[dict[str, int], list[str]]:
     return index, labels
 
 
-def pairwise_scores(scorer, texts_a: Sequence[str], texts_b: Sequence[str] | None = None, *, verbose: bool = False,
-                    batch_size: int | None = None):
-    """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``texts_a[i]`` as the
-    candidate against ``texts_b[j]`` as the reference; ``texts_b=None`` scores ``texts_a`` against itself."""
-    a = check_texts(texts_a, "texts_a")
-    b = a if texts_b is None else check_texts(texts_b, "texts_b")
-    if not a or not b:
-        raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
+def pairwise_scores(scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None):
+    """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``a[i]`` as the
+    candidate against ``b[j]`` as the reference. ``a`` and ``b`` are checked (``validate.check_matrix_texts``)."""
     index, labels = _distinct((f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b))
                               for i, text in enumerate(texts))
     emb = _embed(scorer, list(index), labels, batch_size, verbose)
@@ -67,15 +60,10 @@ class MBRResult:
         return [group[i] for group, i in zip(samples, self.index)]
 
 
-def mbr_select(scorer, samples, references=None, *, utility: str = "f1", verbose: bool = False,
-               batch_size: int | None = None) -> MBRResult:
-    """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`)."""
-    if utility not in UTILITIES:
-        raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
-    groups = check_groups(samples, "samples")
-    pseudo = None if references is None else check_groups(references, "references")
-    if pseudo is not None and len(pseudo) != len(groups):
-        raise ValueError(f"samples has {len(groups)} groups but references has {len(pseudo)}; give one list per group")
+def mbr_select(scorer, groups: list[list[str]], pseudo: list[list[str]] | None, *, utility: str = "f1",
+               verbose: bool = False, batch_size: int | None = None) -> MBRResult:
+    """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`), over groups
+    checked by ``validate.check_mbr``."""
     if scorer.all_layers:
         raise ValueError("mbr needs one layer: build the scorer without all_layers=True")
     named = (("samples", groups), ("references", pseudo or []))

@@ -17,7 +17,8 @@ from fastbertscore.pipeline.weights import document_frequencies, idf_table, sent
 from fastbertscore.result import ScoreResult, best_of_groups, split_prf
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature, mapping_digest
-from fastbertscore.validate import Pairs, check_idf_sents, check_pairs, check_positive_int, check_texts
+from fastbertscore.validate import Pairs, check_idf_sents, check_matrix_texts, check_mbr, check_pairs
+from fastbertscore.validate import check_positive_int, check_texts
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +82,9 @@ class BERTScorer:
         self._idf_source = ("mapping", mapping_digest(idf)) if isinstance(idf, Mapping) else None
         if settings.idf_sents is not None:
             self.compute_idf(list(settings.idf_sents))
-        self._baseline_source: tuple[str, str] | None = None
-        self._baseline = self._load_baseline() if settings.rescale_with_baseline else None
+        self._baseline, self._baseline_source = None, None
+        if settings.rescale_with_baseline:
+            self.baseline_vals  # noqa: B018 - read now, so that a missing baseline fails before any scoring
 
     # -- read-only settings, as in bert_score --------------------------------------------------------
     lang = property(lambda self: self.settings.lang)
@@ -102,7 +104,7 @@ class BERTScorer:
     @property
     def baseline_vals(self) -> torch.Tensor:
         if self._baseline is None:
-            self._baseline = self._load_baseline()
+            self._baseline, self._baseline_source = assembly.load_baseline(self.settings, self.num_layers)
         return self._baseline
 
     @property
@@ -173,8 +175,7 @@ class BERTScorer:
         Raises:
             TypeError, ValueError: bad inputs, named with their index, before any model work.
         """
-        result = self.score_result(cands, refs, verbose=verbose, batch_size=batch_size)
-        return (result.scores, result.hash) if return_hash else result.scores
+        return _returned(self.score_result(cands, refs, verbose=verbose, batch_size=batch_size), return_hash)
 
     def score_result(self, cands, refs, *, verbose: bool = False, batch_size: int | None = None) -> ScoreResult:
         """Like :meth:`score`, as a :class:`~fastbertscore.ScoreResult`: raw and rescaled P/R/F, and for
@@ -213,13 +214,15 @@ class BERTScorer:
         """
         from fastbertscore.matrix import pairwise_scores
 
-        return pairwise_scores(self, texts_a, texts_b, verbose=verbose, batch_size=batch_size)
+        a, b = check_matrix_texts(texts_a, texts_b)
+        return pairwise_scores(self, a, b, verbose=verbose, batch_size=batch_size)
 
     def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False, batch_size: int | None = None):
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
         from fastbertscore.matrix import mbr_select
 
-        return mbr_select(self, samples, references, utility=utility, verbose=verbose, batch_size=batch_size)
+        groups, pseudo = check_mbr(samples, references, utility)
+        return mbr_select(self, groups, pseudo, utility=utility, verbose=verbose, batch_size=batch_size)
 
     def token_embeddings(self, ids: list[list[int]], *, batch_size: int | None = None) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
@@ -243,10 +246,6 @@ class BERTScorer:
 
     def _batch_size(self, batch_size: int | None) -> int:
         return check_positive_int(batch_size or self.batch_size, "batch_size")
-
-    def _load_baseline(self) -> torch.Tensor:
-        table, self._baseline_source = assembly.load_baseline(self.settings, self.num_layers)
-        return table
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"
@@ -293,4 +292,9 @@ def score(
         baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, **options,
     ))
     scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
-    return scorer.score(cands, refs, verbose=verbose, return_hash=return_hash)
+    return _returned(scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs), return_hash)
+
+
+def _returned(result: ScoreResult, return_hash: bool):
+    """What bert-score's ``score`` returns: ``(P, R, F)``, or ``((P, R, F), hash)``."""
+    return (result.scores, result.hash) if return_hash else result.scores

@@ -176,6 +176,30 @@ def check_groups(groups, name: str) -> list[list[str]]:
     return out
 
 
+def check_matrix_texts(texts_a, texts_b) -> tuple[list[str], list[str]]:
+    """``pairwise``'s two lists, checked (``texts_b=None``: ``texts_a`` against itself); neither may be empty."""
+    a = check_texts(texts_a, "texts_a")
+    b = a if texts_b is None else check_texts(texts_b, "texts_b")
+    if not a or not b:
+        raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
+    return a, b
+
+
+UTILITIES = ("precision", "recall", "f1")
+
+
+def check_mbr(samples, references, utility: str) -> tuple[list[list[str]], list[list[str]] | None]:
+    """``mbr``'s sample groups and optional pseudo-reference groups (one per sample group), checked."""
+    if utility not in UTILITIES:
+        raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
+    groups = check_groups(samples, "samples")
+    pseudo = None if references is None else check_groups(references, "references")
+    if pseudo is not None and len(pseudo) != len(groups):
+        raise ValueError(f"samples has {len(groups)} groups but references has {len(pseudo)}; give one list per group")
+    return groups, pseudo
+
+
 __all__ = [
     "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options", "check_groups",
+    "check_matrix_texts", "check_mbr", "UTILITIES",
 ]
