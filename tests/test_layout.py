@@ -136,6 +136,19 @@ def test_no_module_reads_another_objects_private_members():
     assert not reaches, "private members read from outside their object:\n" + "\n".join(reaches)
 
 
+#: Private names tests may read: evaluate's own protocol method, and a server's handler reading its server.
+TEST_EXCEPTIONS = {("test_evaluate_module.py", "metric_class._compute"), ("servers.py", "proxy._server")}
+
+
+def test_no_test_reads_private_members():
+    reaches = [
+        f"{path.relative_to(REPO)} {where}" for path in sorted((REPO / "tests").rglob("*.py"))
+        for where in _private_reaches(path.read_text(encoding="utf-8"))
+        if (path.name, where.split(": ", 1)[1]) not in TEST_EXCEPTIONS
+    ]
+    assert not reaches, "tests read private members (use the public API or the Embedder):\n" + "\n".join(reaches)
+
+
 def test_the_private_reach_check_sees_each_form():
     source = "def f(scorer, self):\n    scorer._encoder\n    self._ok\n    from m import _helper\n    x.__len__\n"
     assert _private_reaches(source) == ["line 2: scorer._encoder", "line 4: import _helper"]
