@@ -2,7 +2,7 @@
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.compute import compute
+from fastbertscore.compute import cached_scorer, clear_model_cache, compute, mbr, pairwise
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
 from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
 from fastbertscore.hardware import auto_dtype
@@ -10,14 +10,7 @@ from fastbertscore.hashing import get_hash
 from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.result import ScoreResult
-from fastbertscore.scorer import (
-    BERTScorer,
-    cached_scorer,
-    clear_model_cache,
-    mbr,
-    pairwise,
-    score,
-)
+from fastbertscore.scorer import BERTScorer, score
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature
 from fastbertscore.significance import Comparison, compare

@@ -1,14 +1,45 @@
-"""``compute``: the ``evaluate``-style entry point (dict of lists), on the scorer the engine keeps loaded.
+"""One-call entry points on the scorer the engine keeps loaded: ``compute`` (the ``evaluate``-style dict of lists),
+``pairwise`` and ``mbr``.
 
 The scorer is rebuilt whenever a setting that changes numbers changes — device and idf sentences
-included, which the official ``evaluate-metric/bertscore`` module forgets.
+included, which the official ``evaluate-metric/bertscore`` module forgets; settings that change no number
+(``batch_size``, ``verbose``) are passed per call.
 """
 
 from __future__ import annotations
 
-from fastbertscore.scorer import cached_scorer
+import threading
+
+from fastbertscore import assembly
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
-from fastbertscore.validate import check_pairs
+from fastbertscore.matrix import mbr_select, pairwise_scores
+from fastbertscore.validate import check_matrix_texts, check_mbr, check_pairs
+
+# The scorer the one-call entry points reuse (the model itself is kept by assembly).
+_scorers: dict[tuple, BERTScorer] = {}
+_lock = threading.Lock()
+
+
+def clear_model_cache() -> None:
+    """Free the model kept loaded between calls (and the scorer :func:`compute` reuses); the next call reloads."""
+    assembly.clear_models()
+    with _lock:
+        _scorers.clear()
+
+
+def cached_scorer(settings: Settings) -> BERTScorer:
+    """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes (they
+    change no number: callers pass them per call)."""
+    key = settings.numbers_key(ignore=("batch_size", "nthreads"))
+    with _lock:
+        scorer = _scorers.get(key)
+    if scorer is None:
+        scorer = BERTScorer.from_settings(settings)
+        with _lock:
+            _scorers.clear()
+            _scorers[key] = scorer
+    return scorer
 
 
 def compute(predictions, references, *, verbose: bool = False, **options) -> dict:
@@ -29,5 +60,49 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
     settings = Settings.from_options("compute()", options)
     scorer = cached_scorer(settings.idf_over(pairs.refs))
-    result = scorer.score_result(predictions, references, verbose=verbose, batch_size=settings.batch_size)
-    return result.to_dict()
+    return scorer.finish(scorer.raw_scores(pairs, batch_size=settings.batch_size, verbose=verbose), pairs).to_dict()
+
+
+def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
+    """All-vs-all BERTScore matrices: ``(P, R, F)``, each ``(N, M)``; ``[i, j]`` scores ``texts_a[i]`` (candidate)
+    against ``texts_b[j]`` (reference), ``texts_b=None`` meaning ``texts_a`` against itself.
+
+    ``options`` are the fields of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over
+    the references (``texts_b``, or ``texts_a`` for all-vs-all). Each distinct text is embedded once and the
+    similarities come from blocked matrix products; every entry equals ``score([texts_a[i]], [texts_b[j]])``.
+
+    Example:
+        >>> P, R, F = pairwise(["a cat sat", "it rains"], ["the cat sat", "rain falls", "a dog ran"],
+        ...                    model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> tuple(F.shape)
+        (2, 3)
+    """
+    settings = Settings.from_options("pairwise()", options)
+    a, b = check_matrix_texts(texts_a, texts_b)  # bad input fails here, before any model work
+    scorer = cached_scorer(settings.idf_over(b))
+    return pairwise_scores(scorer, a, b, verbose=verbose, batch_size=settings.batch_size)
+
+
+def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
+    """Minimum-Bayes-risk selection with BERTScore as the utility.
+
+    ``samples`` is a list of groups (one list of K outputs per input; K may differ). For each group, every sample
+    is scored as the candidate against the group's other samples (or against ``references[g]``, pseudo-references
+    from another sampler, when given), its utility is the mean ``utility`` (``"f1"``, ``"precision"`` or
+    ``"recall"``), and the sample with the highest one is chosen. Returns a
+    :class:`~fastbertscore.MBRResult` (``index``, ``utilities``, ``chosen(samples)``). ``options`` are the fields
+    of :class:`~fastbertscore.Settings`; with ``idf=True`` the weights are counted over all pseudo-references.
+
+    Raises:
+        TypeError, ValueError: a group that is not a list of strings or is empty, named with its index.
+
+    Example:
+        >>> picks = mbr([["the cat sat on the mat", "a cat sat on the mat", "dogs bark"]],
+        ...             model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> picks.index[0] in (0, 1), len(picks.utilities[0])
+        (True, 3)
+    """
+    settings = Settings.from_options("mbr()", options)
+    groups, pseudo = check_mbr(samples, references, utility)  # bad input fails here, before any model work
+    scorer = cached_scorer(settings.idf_over(groups if pseudo is None else pseudo))
+    return mbr_select(scorer, groups, pseudo, utility=utility, verbose=verbose, batch_size=settings.batch_size)

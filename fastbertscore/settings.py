@@ -50,7 +50,9 @@ class Settings:
     idf: bool | Mapping[int, float] = _option(
         False, "--idf", help="weight tokens by idf over the references (in Python also a {token_id: weight} mapping)"
     )
-    idf_sents: tuple[str, ...] | None = _option(None, help="sentences to count idf over (default: the references)")
+    idf_sents: tuple[str, ...] | None = _option(
+        None, help="sentences to count idf over (default: the references); not with an idf mapping"
+    )
     device: str | None = _option(None, "--device", help="cpu, cuda, cuda:1, mps (default: cuda when available)")
     lang: str | None = _option(None, "--lang", help="language code (en, zh, de, ...): picks the default model and baseline")
     rescale_with_baseline: bool = _option(False, "--rescale_with_baseline", help="rescale with the baseline of the model")
@@ -92,6 +94,11 @@ class Settings:
         if not isinstance(self.idf, (bool, Mapping)):
             raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
         if self.idf_sents is not None:
+            if isinstance(self.idf, Mapping):
+                raise ValueError(
+                    "idf={token_id: weight} and idf_sents= both say where idf weights come from; give one: the "
+                    "mapping, or idf=True with idf_sents= to count them over those sentences"
+                )
             object.__setattr__(self, "idf_sents", tuple(check_idf_sents(self.idf_sents)))
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fastbertscore.hardware import DTYPE_CHOICES
@@ -160,6 +160,46 @@ def check_idf_sents(sents) -> list[str]:
     return texts
 
 
+def check_groups(groups, name: str) -> list[list[str]]:
+    """A list of non-empty lists of strings (one group per input), checked; errors name the group."""
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+        raise TypeError(f"{name} must be a list of lists of strings (one list per input), got {type(groups).__name__}")
+    out = []
+    for g, group in enumerate(groups):
+        if isinstance(group, (str, bytes)) or not isinstance(group, Sequence):
+            raise TypeError(f"{name}[{g}] must be a list of strings, got {type(group).__name__}")
+        out.append(check_texts(group, f"{name}[{g}]"))
+        if not out[-1]:
+            raise ValueError(f"{name}[{g}] is an empty list; every group needs at least one text")
+    if not out:
+        raise ValueError(f"{name} is empty: give at least one group")
+    return out
+
+
+def check_matrix_texts(texts_a, texts_b) -> tuple[list[str], list[str]]:
+    """``pairwise``'s two lists, checked (``texts_b=None``: ``texts_a`` against itself); neither may be empty."""
+    a = check_texts(texts_a, "texts_a")
+    b = a if texts_b is None else check_texts(texts_b, "texts_b")
+    if not a or not b:
+        raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
+    return a, b
+
+
+UTILITIES = ("precision", "recall", "f1")
+
+
+def check_mbr(samples, references, utility: str) -> tuple[list[list[str]], list[list[str]] | None]:
+    """``mbr``'s sample groups and optional pseudo-reference groups (one per sample group), checked."""
+    if utility not in UTILITIES:
+        raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
+    groups = check_groups(samples, "samples")
+    pseudo = None if references is None else check_groups(references, "references")
+    if pseudo is not None and len(pseudo) != len(groups):
+        raise ValueError(f"samples has {len(groups)} groups but references has {len(pseudo)}; give one list per group")
+    return groups, pseudo
+
+
 __all__ = [
-    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options",
+    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options", "check_groups",
+    "check_matrix_texts", "check_mbr", "UTILITIES",
 ]

@@ -31,8 +31,8 @@ def pytest_configure(config):
     if ENCODER_BATCH:
         from fastbertscore.pipeline import embed
 
-        size, run = int(ENCODER_BATCH), embed._run  # the one place every encoder batch is made
-        embed._run = lambda encoder, rows, *, batch_size, **rest: run(encoder, rows, batch_size=size, **rest)
+        size, run = int(ENCODER_BATCH), embed.run_batches  # the one place every encoder batch is made
+        embed.run_batches = lambda encoder, rows, *, batch_size, **rest: run(encoder, rows, batch_size=size, **rest)
 
 
 def kernel_fingerprint() -> str:

@@ -17,7 +17,7 @@ LAYERS = [
     ("foundation", ["_version", "hardware", "validate", "files", "hub", "hashing", "signature", "result"]),
     ("embedding caches", ["cache"]),
     ("pipeline", ["pipeline"]),
-    ("settings and baselines", ["settings", "baselines"]),
+    ("settings and baselines", ["settings", "baselines", "assembly"]),
     ("scorer", ["scorer", "matrix", "compute"]),
     ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
     ("command line and the Space", ["cli", "space"]),
@@ -45,14 +45,14 @@ def _layer(module: str) -> int:
     return best
 
 
-def _imports(module: str) -> set[str]:
-    """Modules of this package that ``module`` imports anywhere (functions included), plus, for each, the
-    ``__init__`` of its subpackage, which Python runs first (the root package's is left out: it runs before
-    anything and only re-exports)."""
+def _imports(module: str, source: str | None = None) -> set[str]:
+    """Modules of this package that ``module`` (or ``source`` standing in for its text) imports anywhere
+    (functions included), plus, for each, the ``__init__`` of its subpackage, which Python runs first (the root
+    package's is left out: it runs before anything and only re-exports)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8") if source is None else source)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -106,11 +106,52 @@ def test_imports_only_go_down_the_layers():
 
 
 def test_the_checker_sees_imports_inside_functions():
-    # cli.show imports the scorer only inside its run function: the graph must still have that edge.
-    assert "fastbertscore.scorer" in GRAPH["fastbertscore.cli.show"]
-    assert "fastbertscore.pipeline.tokens" in GRAPH["fastbertscore.pipeline.engine"]
+    # A module whose only imports sit inside a method and a function, absolute and relative.
+    source = (
+        "class Late:\n    def run(self):\n        from fastbertscore.scorer import BERTScorer\n\n"
+        "def later():\n    from ..baselines import table\n    import fastbertscore.pipeline.tokens as t\n"
+    )
+    found = _imports("fastbertscore.cli.show", source)
+    assert {"fastbertscore.scorer", "fastbertscore.baselines.table", "fastbertscore.pipeline.tokens"} <= found
     # …and the subpackage __init__ that Python runs before a module of it.
-    assert "fastbertscore.baselines" in GRAPH["fastbertscore.scorer"]
+    assert {"fastbertscore.baselines", "fastbertscore.pipeline"} <= found
+    assert _imports("fastbertscore.cli.show", "import os\n") == set()
+
+
+def _private_reaches(source: str) -> list[str]:
+    """``x._name`` reads where ``x`` is not ``self`` or ``cls``, and ``from m import _name``: another object's or
+    module's private members (dunder names are public protocol)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return sorted(found, key=lambda where: int(where.split()[1].rstrip(":")))
+
+
+def test_no_module_reads_another_objects_private_members():
+    reaches = [f"{module} {where}" for module, path in MODULES.items() for where in _private_reaches(path.read_text(encoding="utf-8"))]
+    assert not reaches, "private members read from outside their object:\n" + "\n".join(reaches)
+
+
+#: Private names tests may read: evaluate's own protocol method, and a server's handler reading its server.
+TEST_EXCEPTIONS = {("test_evaluate_module.py", "metric_class._compute"), ("servers.py", "proxy._server")}
+
+
+def test_no_test_reads_private_members():
+    reaches = [
+        f"{path.relative_to(REPO)} {where}" for path in sorted((REPO / "tests").rglob("*.py"))
+        for where in _private_reaches(path.read_text(encoding="utf-8"))
+        if (path.name, where.split(": ", 1)[1]) not in TEST_EXCEPTIONS
+    ]
+    assert not reaches, "tests read private members (use the public API or the Embedder):\n" + "\n".join(reaches)
+
+
+def test_the_private_reach_check_sees_each_form():
+    source = "def f(scorer, self):\n    scorer._encoder\n    self._ok\n    from m import _helper\n    x.__len__\n"
+    assert _private_reaches(source) == ["line 2: scorer._encoder", "line 4: import _helper"]
 
 
 def test_no_module_is_named_like_a_standard_library_one():

@@ -33,9 +33,11 @@ def test_best_reference_is_where_each_maximum_came_from(mt_pairs):
 
 
 def test_single_references_have_no_best_index_and_no_rescaled_values_unless_asked(mt_pairs):
-    result = fb.BERTScorer(model_type=MINILM).score_result(mt_pairs[0][:3], mt_pairs[1][:3])
+    cands, refs = mt_pairs[0][:3], mt_pairs[1][:3]
+    result = fb.BERTScorer(model_type=MINILM).score_result(cands, refs)
     assert result.best_reference is None and result.rescaled is None
-    assert result.f1 is result.raw[2]
+    assert_scores_close((result.precision, result.recall, result.f1), fb.score(cands, refs, model_type=MINILM))
+    assert result.to_dict().keys() == {"precision", "recall", "f1", "hashcode"}
 
 
 def test_best_of_groups_over_layers_and_ties():

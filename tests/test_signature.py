@@ -51,7 +51,6 @@ def test_the_exported_get_hash_agrees_with_the_scorer():
 
 
 def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
-    shipped = fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True).baseline_path
     table = "LAYER,P,R,F\n" + "".join(f"{layer},0.3,0.3,0.3\n" for layer in range(7))
     (tmp_path / "a.csv").write_text(table)
     (tmp_path / "b.csv").write_text(table.replace("0.3,0.3,0.3", "0.31,0.3,0.3"))
@@ -69,7 +68,12 @@ def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
     }
     hashes = {name: fb.BERTScorer(model_type=MINILM, **options).hash for name, options in variants.items()}
     assert len(set(hashes.values())) == len(variants), hashes
-    assert shipped is None  # the shipped table is found by lang; only a custom file sets baseline_path
+    # The shipped table is found by lang and named by its content; the custom files are named as custom.
+    assert hashes["shipped baseline"].endswith(f"-rescaled_baseline={SHIPPED_BASELINE}")
+    assert "custom" not in hashes["shipped baseline"]
+    shipped = fb.BERTScorer(model_type=MINILM, **variants["shipped baseline"]).signature.rescale
+    assert shipped.startswith(f"baseline:{SHIPPED_BASELINE} (") and "all-MiniLM-L6-v2" in shipped
+    assert all("custom" in hashes[name] and SHIPPED_BASELINE not in hashes[name] for name in ("baseline a", "baseline b"))
     # And they really do give different numbers where the texts make it visible.
     cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
     a = fb.BERTScorer(model_type=MINILM, **variants["baseline a"]).score(cands, refs)[0]

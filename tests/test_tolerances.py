@@ -93,3 +93,17 @@ def test_picks_and_correlations_fail_on_a_swap(pairs):
     broken = scores.clone()
     broken[order[0]], broken[order[-1]] = scores[order[-1]], scores[order[0]]
     assert abs(stats.kendalltau(broken, human).statistic - tau) > fp64(len(cands))
+
+
+def test_f_where_p_plus_r_is_near_zero_is_still_checked():
+    """Random-weight models give P + R ≈ 0, where F's bound against a reference is infinite: F is then held to
+    its own formula, so a wrong F still fails."""
+    P = torch.tensor([0.4, 3e-6, 0.0], dtype=torch.float32)
+    R = torch.tensor([0.5, -2e-6, 0.0], dtype=torch.float32)
+    F = (2 * P * R / (P + R)).nan_to_num(0.0)
+    assert_scores_close((P, R, F), (P, R, F), width=32)
+    for k, wrong in ((1, 0.0), (1, F[1].item() * (1 + 1e-4)), (2, 1.0)):
+        broken = F.clone()
+        broken[k] = wrong
+        with pytest.raises(AssertionError, match="P \\+ R ≈ 0"):
+            assert_scores_close((P, R, broken), (P, R, F), width=32)

@@ -74,8 +74,11 @@ def select_layers(table: torch.Tensor, num_layers: int, all_layers: bool, source
 
 
 def rescale(scores: torch.Tensor, baseline: torch.Tensor | float) -> torch.Tensor:
-    """``(x - b) / (1 - b)``: over the last dimension (P, R, F) for a ``(3,)`` or ``(L + 1, 1, 3)`` baseline, or
-    with one value ``b`` for anything else (token similarities against the F baseline)."""
-    if isinstance(baseline, torch.Tensor) and scores.dim() == 3 and baseline.shape[0] != scores.shape[0]:
-        raise BaselineError(f"baseline has {baseline.shape[0]} layers but the model gives {scores.shape[0]}")
+    """``(x - b) / (1 - b)``: over the last dimension (P, R, F) for a ``(3,)`` baseline, per layer for an
+    ``(L + 1, 1, 3)`` one (``scores`` ``(L + 1, ..., 3)``: pairs or a matrix of them), or with one value ``b`` for
+    anything else (token similarities against the F baseline). The one place scores are rescaled."""
+    if isinstance(baseline, torch.Tensor) and baseline.dim() > 1:
+        if baseline.shape[0] != scores.shape[0]:
+            raise BaselineError(f"baseline has {baseline.shape[0]} layers but the model gives {scores.shape[0]}")
+        baseline = baseline.reshape(baseline.shape[0], *([1] * (scores.dim() - 2)), baseline.shape[-1])
     return (scores - baseline) / (1 - baseline)

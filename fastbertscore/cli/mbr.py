@@ -22,7 +22,7 @@ def _parse(argv):
 
 
 def _run(args) -> int:
-    from fastbertscore.matrix import check_groups
+    from fastbertscore.validate import check_groups
     from fastbertscore.scorer import BERTScorer
 
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work

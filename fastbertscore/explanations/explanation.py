@@ -13,7 +13,8 @@ import torch
 
 from fastbertscore.baselines.table import rescale
 from fastbertscore.pipeline.tokens import Pieces, pieces
-from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.compute import cached_scorer
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 
 Level = Literal["token", "word", "sentence"]
@@ -76,9 +77,11 @@ def explain(
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
 
     ``options`` are the fields of :class:`~fastbertscore.Settings` (``model_type``, ``num_layers``, ``lang``,
-    ``rescale_with_baseline``, ...); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
+    ``rescale_with_baseline``, ...; with ``idf=True`` idf is counted over ``reference``, as ``score`` counts it
+    over its references); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
     are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the threshold applies to the
-    rescaled values.
+    rescaled values. With a scorer built with ``all_layers=True``, the scorer's own layer (``num_layers``) is
+    explained. ``batch_size`` (an option, or the scorer's own) sets the sentences per encoder batch.
 
     Raises:
         TypeError, ValueError: non-string texts, an unknown ``level`` or option, or ``scorer`` with options.
@@ -95,17 +98,20 @@ def explain(
     if level not in THRESHOLDS:
         raise ValueError(f"level={level!r} is not one of {', '.join(THRESHOLDS)}")
     if scorer is None:
-        scorer = cached_scorer(Settings.from_options("explain()", options))
+        settings = Settings.from_options("explain()", options)
+        scorer, batch_size = cached_scorer(settings.idf_over([reference])), settings.batch_size
     elif options:
         raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
-    rescaled = scorer.rescale_with_baseline
-    if presence_threshold is None:
-        presence_threshold = (RESCALED_THRESHOLDS if rescaled else THRESHOLDS)[level]
-    P, R, F = (float(x[0]) for x in scorer.score([candidate], [reference]))
-    if level == "sentence":
-        cand_units, ref_units, sim, word_ids = *_sentence_units(scorer, candidate, reference), None
     else:
-        cand_units, ref_units, sim, word_ids = _token_units(scorer, candidate, reference, level)
+        batch_size = scorer.batch_size
+    view = _View(scorer, batch_size)
+    if presence_threshold is None:
+        presence_threshold = (RESCALED_THRESHOLDS if scorer.rescale_with_baseline else THRESHOLDS)[level]
+    P, R, F = (float(x[0]) for x in view.score([candidate], [reference]))
+    if level == "sentence":
+        cand_units, ref_units, sim, word_ids = *_sentence_units(view, candidate, reference), None
+    else:
+        cand_units, ref_units, sim, word_ids = _token_units(view, candidate, reference, level)
     missing = [u for u in ref_units if u.similarity < presence_threshold]
     extra = [u for u in cand_units if u.similarity < presence_threshold]
     return Explanation(
@@ -113,14 +119,39 @@ def explain(
     )
 
 
-def _rescale_similarity(scorer: BERTScorer, values: torch.Tensor) -> torch.Tensor:
-    return rescale(values, float(scorer.baseline_vals[2])) if scorer.rescale_with_baseline else values
+class _View:
+    """One layer of a scorer at one batch size: its scores ``(N,)`` and token embeddings ``(T, D)``; with
+    ``all_layers``, those of the scorer's own layer."""
+
+    def __init__(self, scorer: BERTScorer, batch_size: int):
+        self.scorer, self.batch_size = scorer, batch_size
+        self.layer = scorer.num_layers if scorer.all_layers else None
+        self.tokenizer, self.token_limit, self.token_weights = scorer.tokenizer, scorer.token_limit, scorer.token_weights
+
+    def _pick(self, values: torch.Tensor) -> torch.Tensor:
+        return values if self.layer is None else values[self.layer]
+
+    def score(self, cands: list[str], refs: list[str]):
+        """P, R, F (rescaled when the scorer rescales), each ``(N,)``."""
+        return tuple(self._pick(x) for x in self.scorer.score(cands, refs, batch_size=self.batch_size))
+
+    def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
+        found = self.scorer.token_embeddings(ids, batch_size=self.batch_size)
+        return found if self.layer is None else [e[:, self.layer] for e in found]
+
+    def rescale_similarity(self, values: torch.Tensor) -> torch.Tensor:
+        """Token similarities rescaled with the layer's F baseline when the scorer rescales."""
+        if not self.scorer.rescale_with_baseline:
+            return values
+        baseline = self.scorer.baseline_vals
+        baseline = baseline if self.layer is None else baseline[self.layer].reshape(3)
+        return rescale(values, float(baseline[2]))
 
 
-def _token_units(scorer: BERTScorer, candidate: str, reference: str, level: str):
+def _token_units(scorer: _View, candidate: str, reference: str, level: str):
     cand, ref = (pieces(scorer.tokenizer, t, scorer.token_limit) for t in (candidate, reference))
     cand_emb, ref_emb = scorer.token_embeddings([cand.ids, ref.ids])
-    full = _rescale_similarity(scorer, (cand_emb @ ref_emb.T).float().cpu())
+    full = scorer.rescale_similarity((cand_emb @ ref_emb.T).float().cpu())
     c_keep = [i for i, sp in enumerate(cand.special) if not sp]
     r_keep = [j for j, sp in enumerate(ref.special) if not sp]
     cand_units = _side_units(candidate, cand, full, r_keep, scorer, level)
@@ -131,7 +162,7 @@ def _token_units(scorer: BERTScorer, candidate: str, reference: str, level: str)
     return cand_units, ref_units, full[c_keep][:, r_keep], word_ids
 
 
-def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int], scorer: BERTScorer, level: str):
+def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int], scorer: _View, level: str):
     """One unit per non-special token; its best match over all tokens of the other side (as scoring does)."""
     weights = scorer.token_weights(side.ids) if side.ids else torch.zeros(0)
     best = sim.max(dim=1)
@@ -181,12 +212,14 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _sentence_units(scorer: BERTScorer, candidate: str, reference: str):
+def _sentence_units(scorer: _View, candidate: str, reference: str):
+    """Each sentence's score against the whole other text: already rescaled (P and R baselines) when the scorer
+    rescales."""
     c_spans, r_spans = split_sentences(candidate), split_sentences(reference)
     c_sents = [candidate[a:b] for a, b in c_spans] or [""]
     r_sents = [reference[a:b] for a, b in r_spans] or [""]
-    recall = _rescale_similarity(scorer, scorer.score([candidate] * len(r_sents), r_sents)[1])
-    precision = _rescale_similarity(scorer, scorer.score(c_sents, [reference] * len(c_sents))[0])
+    recall = scorer.score([candidate] * len(r_sents), r_sents)[1]
+    precision = scorer.score(c_sents, [reference] * len(c_sents))[0]
     grid = scorer.score([c for c in c_sents for _ in r_sents], [r for _ in c_sents for r in r_sents])[2]
     grid = grid.view(len(c_sents), len(r_sents))
     cand_units = [Unit(candidate[a:b], a, b, float(precision[i]), int(grid[i].argmax()), 1.0) for i, (a, b) in enumerate(c_spans)]

@@ -19,7 +19,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities.data import dim_zero_cat
 
-from fastbertscore.scorer import cached_scorer
+from fastbertscore.compute import cached_scorer
 from fastbertscore.settings import Settings
 
 #: torchmetrics arguments that have no meaning here, and what to use instead.
@@ -118,7 +118,7 @@ class BERTScore(Metric):
             raise ValueError("compute() before any update(): there is nothing to score")
         refs = flat if all(n == 1 for n in counts) else _split(flat, counts)
         scorer = cached_scorer(self.settings.idf_over(flat))
-        result = scorer.score_result(preds, refs, verbose=self.verbose)
+        result = scorer.score_result(preds, refs, verbose=self.verbose, batch_size=self.settings.batch_size)
         out: dict[str, torch.Tensor | str] = {
             "precision": result.precision.to(self.device), "recall": result.recall.to(self.device),
             "f1": result.f1.to(self.device),

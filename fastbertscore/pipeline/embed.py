@@ -63,7 +63,7 @@ def embed(
             rows.append(ids[index])
     # Progress counts sentences: per batch when every row is a sentence, else once the windows are stitched.
     live = progress if not windowed else None
-    outputs = _run(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
+    outputs = run_batches(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
     out: dict[int, torch.Tensor] = {}
     position = 0
     for index in wanted:
@@ -79,9 +79,11 @@ def embed(
     return out
 
 
-def _run(
+def run_batches(
     encoder: Encoder, rows: list[list[int]], *, pad_id: int, batch_size: int, max_tokens: int, progress: tqdm | None
 ) -> list[torch.Tensor]:
+    """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
+    The one place every encoder batch is made (tests/conftest.py forces its size on the second numeric path)."""
     device = encoder.device
     lengths = [len(seq) for seq in rows]
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])

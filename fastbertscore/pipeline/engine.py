@@ -7,20 +7,15 @@ Memory stays bounded: only the embeddings of one chunk's distinct sentences are 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from fastbertscore.cache.memory import EmbeddingCache
-from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
 from fastbertscore.pipeline.heap import release_free_memory
 from fastbertscore.pipeline.match import greedy_match
-from fastbertscore.pipeline.models import Encoder
-from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
-from fastbertscore.pipeline.weights import sentence_weights
-from fastbertscore.pipeline.windows import WindowSpec
+from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
@@ -29,21 +24,6 @@ logger = logging.getLogger(__name__)
 _SIM_BUDGET = 1 << 24
 # Padded embedding entries (pairs × (cand + ref tokens) × width × layers) copied for one matching step: 64 MiB.
 _PAD_BUDGET = 1 << 24
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much work goes into one step; none of it changes a score."""
-
-    batch_size: int = 64  # sentences per encoder batch at most
-    max_tokens: int = 4096  # padded tokens per encoder batch at most
-    embedding_bytes: int = 256 << 20  # embeddings kept alive at once (one chunk of pairs)
-
-
-@dataclass(frozen=True)
-class Weights:
-    table: torch.Tensor  # (vocab,) float32 weight of each token id
-    fallback: torch.Tensor  # plain weights, for sentences whose weights are all 0
 
 
 class _Texts:
@@ -64,47 +44,26 @@ class _Texts:
         raise KeyError(u)
 
 
-def score_pairs(
-    encoder: Encoder,
-    tokenizer,
-    pairs: Pairs,
-    weights: Weights,
-    *,
-    max_length: int | None,
-    budget: Budget,
-    verbose: bool = False,
-    long_inputs: str = "truncate",
-    window: WindowSpec | None = None,
-    cache: EmbeddingCache | None = None,
-) -> torch.Tensor:
+def score_pairs(embedder: Embedder, pairs: Pairs, weights: Weights, *, budget: Budget, verbose: bool = False) -> torch.Tensor:
     """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
 
-    Pairs with an empty candidate or reference score 0 (with a warning). ``long_inputs`` says what happens
-    to texts longer than ``max_length``: cut (``"truncate"``), scored in full through sliding windows
-    (``"window"``, with ``window``), or a ``ValueError`` naming the first one (``"error"``).
+    Pairs with an empty candidate or reference score 0 (with a warning). Texts longer than the model's window
+    are cut, scored in full through windows or refused, as the embedder's ``long_inputs`` says.
     """
     texts = _Texts(pairs)
     n_pairs = len(pairs.cands)
-    tok = tokenize(tokenizer, texts.texts, max_length if long_inputs == "truncate" else None)
-    if long_inputs == "truncate":
-        warn_truncated(len(tok.truncated), len(tok.ids), max_length, tokenizer.model_max_length)
-    elif max_length is not None:
-        check_long(tok, max_length, long_inputs, texts.first_use, lambda u: _input_position(texts, u))
-    sent_weights = text_weights(tok, weights, texts.first_use)
+    prepared = embedder.prepare(texts.texts, weights, texts.first_use, lambda u: _input_position(texts, u))
+    tok, sent_weights = prepared.tok, prepared.weights
     _warn_empty(tok, texts)
 
-    n_layers = encoder.depth + 1 if encoder.all_layers else 1
+    encoder, n_layers = embedder.encoder, embedder.n_layers
     out = torch.zeros((n_layers, n_pairs, 3), dtype=torch.float32)
     live = [i for i in range(n_pairs) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
-    chunk_tokens = max(budget.embedding_bytes // (4 * encoder.width * n_layers), max_length or 0, 1)
-    pad_id = pad_id_of(tokenizer)
+    chunk_tokens = max(budget.embedding_bytes // (4 * encoder.width * n_layers), embedder.max_length or 0, 1)
     n_live = len({u for i in live for u in (texts.cand[i], texts.ref[i])})
     with torch.inference_mode(), tqdm(total=n_live, desc="embedding", unit="sent", disable=not verbose) as bar:
         for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):
-            emb = embed_cached(
-                cache, encoder, tok.ids, wanted, pad_id=pad_id, batch_size=budget.batch_size,
-                max_tokens=budget.max_tokens, progress=bar, window=window,
-            )
+            emb = embedder.embed(tok.ids, wanted, batch_size=budget.batch_size, progress=bar, budget=budget)
             dev_weights = {u: sent_weights[u].to(encoder.device) for u in wanted}
             for rows in _match_batches(chunk, texts, tok, n_layers, encoder.width):
                 scores = _match(rows, texts, emb, dev_weights, encoder.all_layers)
@@ -114,53 +73,9 @@ def score_pairs(
     return out if encoder.all_layers else out[0]
 
 
-def embed_cached(cache: EmbeddingCache | None, encoder, ids, wanted, *, progress, **kwargs) -> dict[int, torch.Tensor]:
-    """:func:`~fastbertscore.pipeline.embed.embed` for the texts ``wanted``, taking those the cache holds from it and
-    putting the rest in."""
-    if cache is None:
-        return embed(encoder, ids, wanted, progress=progress, **kwargs)
-    found = {u: cache.get(ids[u]) for u in wanted}
-    missing = [u for u, e in found.items() if e is None]
-    if progress is not None:
-        progress.update(len(wanted) - len(missing))
-    fresh = embed(encoder, ids, missing, progress=progress, **kwargs)
-    for u, e in fresh.items():
-        cache.put(ids[u], e)
-    return {**{u: e for u, e in found.items() if e is not None}, **fresh}
-
-
-def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:
-    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
-    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
-    long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
-    if long and long_inputs == "error":
-        first = min(long, key=position) if position else long[0]
-        raise ValueError(
-            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
-            "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
-        )
-    if long:
-        logger.info("%d of %d texts exceed %d tokens and are scored through sliding windows", len(long), len(tok.ids), max_length)
-
-
 def _input_position(texts: _Texts, u: int) -> int:
     """Row of the first pair that uses text ``u``, for "the first offending input"."""
     return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref)) if u in (c, r)), default=0)
-
-
-def text_weights(tok: Tokenized, weights: Weights, label) -> list[torch.Tensor]:
-    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
-    ``ValueError`` naming the text as ``label(u)`` gives it."""
-    out = []
-    for u, ids in enumerate(tok.ids):
-        if tok.is_empty(u):
-            out.append(torch.empty(0))
-            continue
-        try:
-            out.append(sentence_weights(ids, weights.table, weights.fallback))
-        except ValueError as error:
-            raise ValueError(f"{label(u)}: {error}") from None
-    return out
 
 
 def _warn_empty(tok: Tokenized, texts: _Texts) -> None:

@@ -41,8 +41,13 @@ def greedy_match(
     recall_scale = ref_weights / ref_weights.sum(dim=-1, keepdim=True)
     P = (word_precision * precision_scale).sum(dim=-1)
     R = (word_recall * recall_scale).sum(dim=-1)
+    return P, R, f_measure(P, R)
+
+
+def f_measure(P: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
+    """``2PR / (P + R)``, 0 where it is undefined (P = R = 0), as bert-score computes it: the one F formula."""
     F = 2 * P * R / (P + R)
-    return P, R, F.masked_fill(torch.isnan(F), 0.0)
+    return F.masked_fill(torch.isnan(F), 0.0)
 
 
 def _best_similarities(cand, cand_mask, ref, ref_mask, block: int):

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastbertscore.scorer import BERTScorer, cached_scorer
+from fastbertscore.compute import cached_scorer
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.significance.resampling import (
     AR_CONFIDENCE_SAMPLES,
@@ -119,7 +120,7 @@ class Comparison:
 
 def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str | None = None, test: str | None = "bs",
             n_samples: int | None = None, seed: int | None = 12345, scorer: BERTScorer | None = None,
-            **settings) -> Comparison:
+            verbose: bool = False, **settings) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
 
     Args:
@@ -132,6 +133,7 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
         seed: for ``numpy.random.default_rng`` (sacrebleu's default is 12345); ``None`` draws from the OS.
         scorer: a loaded :class:`~fastbertscore.BERTScorer` to score with (then no ``settings``; with idf, its
             idf sentences count, not ``references``).
+        verbose: show the progress of the embedding.
         settings: any field of :class:`~fastbertscore.Settings`. A system's corpus score is the mean of its
             segment P, R and F (rescaled when the settings rescale). References, and outputs several systems
             share, are embedded once.
@@ -148,11 +150,14 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
-    if scorer is None:
-        scorer = cached_scorer(Settings.from_options("compare()", settings).idf_over(refs))
-    elif settings:
+    if scorer is not None and settings:
         raise TypeError(f"compare() takes either scorer= or settings options, not both (got {', '.join(settings)})")
-    segments = _segment_scores(scorer, outputs, refs)  # (systems, 3, segments)
+    options = scorer.settings if scorer is not None else Settings.from_options("compare()", settings)
+    if options.all_layers:
+        raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
+    batch_size = scorer.batch_size if scorer is not None else options.batch_size
+    scorer = scorer or cached_scorer(options.idf_over(refs))
+    segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose)  # (systems, 3, segments)
     n = len(refs)
     if test == "ar":
         rng = np.random.default_rng(seed)
@@ -206,12 +211,13 @@ def _check(systems, references, baseline, test, n_samples, seed):
     return names, [list(systems[name]) for name in names], list(references)
 
 
-def _segment_scores(scorer: BERTScorer, outputs: list[list[str]], refs: list) -> np.ndarray:
+def _segment_scores(scorer: BERTScorer, outputs: list[list[str]], refs: list, *, batch_size: int,
+                    verbose: bool) -> np.ndarray:
     """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
     so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
     n_systems = len(outputs)
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(n_systems)]
     paired_refs = [refs[i] for i in range(len(refs)) for _ in range(n_systems)]
-    result = scorer.score_result(cands, paired_refs)
+    result = scorer.score_result(cands, paired_refs, batch_size=batch_size, verbose=verbose)
     flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
     return flat.reshape(3, len(refs), n_systems).transpose(2, 0, 1).copy()

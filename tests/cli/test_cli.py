@@ -197,3 +197,19 @@ def test_one_entry_reaches_every_command(capsys, tmp_path):
         assert done.value.code == 0
         usage = capsys.readouterr().out
         assert "-c CAND -r REF" not in usage or command == "show", command
+
+
+def test_show_sentence_level_rescaled_lists_what_score_finds_missing(tmp_path, capsys):
+    from fastbertscore.explanations.explanation import split_sentences
+
+    cand = "The president met the prime minister in Paris. It was warm and bright outside."
+    ref = "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
+    threshold = 0.4  # a sentence between this and its twice-rescaled value tells one rescaling from two
+    argv = ["-c", cand, "-r", ref, "-o", str(tmp_path / "h.png"), "-m", MINILM, "--lang", "en", "--rescale_with_baseline",
+            "--level", "sentence", "--threshold", str(threshold)]
+    assert show_main(argv) == 0
+    printed = capsys.readouterr().out.split("missing: ")[1].splitlines()[0]
+    r_sents = [ref[a:b] for a, b in split_sentences(ref)]
+    recall = fb.score([cand] * len(r_sents), r_sents, model_type=MINILM, lang="en", rescale_with_baseline=True)[1]
+    expected = [s for s, r in zip(r_sents, recall.tolist()) if r < threshold]
+    assert printed == (" | ".join(expected) or "(none)")

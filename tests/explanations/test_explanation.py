@@ -95,3 +95,43 @@ def test_bad_arguments(scorer):
 def test_split_sentences():
     text = " One. Two?  Three!Four 東京。最后 "
     assert [text[a:b] for a, b in split_sentences(text)] == ["One.", "Two?", "Three!", "Four 東京。", "最后"]
+
+
+SENTENCE_REF = "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
+SENTENCE_CAND = "The president met the prime minister in Paris. It was warm and bright outside."
+
+
+def _sentence_scores(candidate: str, reference: str, **options):
+    """What score() gives each sentence against the whole other text: (candidate precisions, reference recalls)."""
+    c_sents = [candidate[a:b] for a, b in split_sentences(candidate)]
+    r_sents = [reference[a:b] for a, b in split_sentences(reference)]
+    precision = fb.score(c_sents, [reference] * len(c_sents), **options)[0]
+    recall = fb.score([candidate] * len(r_sents), r_sents, **options)[1]
+    return precision, recall
+
+
+def test_rescaled_sentence_level_values_are_score_values_rescaled_once():
+    options = dict(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True)
+    e = explain(SENTENCE_CAND, SENTENCE_REF, level="sentence", **options)
+    precision, recall = _sentence_scores(SENTENCE_CAND, SENTENCE_REF, **options)
+    bounds = prf_bounds(baseline=fb.BERTScorer(**options).baseline_vals)
+    assert_close([u.similarity for u in e.candidate_units], precision, float(bounds[0].max()), "sentence precision")
+    assert_close([u.similarity for u in e.reference_units], recall, float(bounds[1].max()), "sentence recall")
+    expected_missing = [u.text for u, r in zip(e.reference_units, recall) if float(r) < e.threshold]
+    assert [u.text for u in e.missing_spans] == expected_missing
+
+
+@pytest.mark.parametrize("level", ["token", "word", "sentence"])
+def test_an_all_layers_scorer_explains_its_own_layer(level):
+    options = dict(model_type=fb.DEFAULT_MODEL, num_layers=4, lang="en", rescale_with_baseline=True)
+    every = fb.BERTScorer(**options, all_layers=True)
+    one = fb.BERTScorer(**options)
+    e = explain(SENTENCE_CAND, SENTENCE_REF, level=level, scorer=every)
+    expected = explain(SENTENCE_CAND, SENTENCE_REF, level=level, scorer=one)
+    P, R, F = (x[4] for x in every.score([SENTENCE_CAND], [SENTENCE_REF]))
+    bounds = prf_bounds(baseline=one.baseline_vals)
+    assert_scores_close([[e.precision], [e.recall], [e.f1]], (P, R, F), baseline=one.baseline_vals)
+    for side in ("candidate_units", "reference_units"):
+        ours, theirs = getattr(e, side), getattr(expected, side)
+        assert [(u.text, u.match) for u in ours] == [(u.text, u.match) for u in theirs]
+        assert_close([u.similarity for u in ours], [u.similarity for u in theirs], float(max(b.max() for b in bounds)), side)

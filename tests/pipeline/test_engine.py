@@ -6,7 +6,8 @@ from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.pipeline.embed import length_batches
-from fastbertscore.pipeline.engine import Budget, Weights, score_pairs
+from fastbertscore.pipeline.embedder import Budget
+from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.validate import check_pairs
 
 
@@ -22,10 +23,7 @@ def test_length_batches_respect_both_limits():
 def test_small_chunks_and_budgets_give_the_same_scores(minilm_path, mt_pairs):
     scorer = fb.BERTScorer(model_type=minilm_path, num_layers=3, all_layers=True)
     pairs = check_pairs(mt_pairs[0], [[r, c] for r, c in zip(mt_pairs[1], mt_pairs[0][1:] + mt_pairs[0][:1])])
-    weights = Weights(scorer._plain, scorer._plain)
-    run = lambda budget: score_pairs(  # noqa: E731
-        scorer._encoder, scorer.tokenizer, pairs, weights, max_length=scorer.max_length, budget=budget
-    )
+    run = lambda budget: score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)  # noqa: E731
     whole = run(Budget())
     # ~2 sentences' worth of embeddings per chunk, 1-3 sentences per batch: many chunks, re-embedded texts
     tiny = run(Budget(batch_size=3, max_tokens=40, embedding_bytes=2 * 30 * 7 * 384 * 4))

@@ -1,0 +1,125 @@
+"""Assembly: :class:`~fastbertscore.Settings` → a loaded :class:`~fastbertscore.pipeline.embedder.Embedder`.
+
+The one place that owns the process-wide model cache (the model of the last settings stays loaded between
+calls; bert-score reloads per call) and the dtype/hardware policy (which precision the weights are stored and
+run in). Scorers, explanations and adapters get their model from here, never by loading one themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import astuple, replace
+from pathlib import Path
+
+import torch
+
+from fastbertscore import hardware
+from fastbertscore._version import __version__
+from fastbertscore.baselines.table import read_baseline, select_layers
+from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
+from fastbertscore.cache.memory import EmbeddingCache
+from fastbertscore.pipeline.embedder import Budget, Embedder
+from fastbertscore.pipeline.models import Encoder, load_encoder, load_tokenizer, max_input_length
+from fastbertscore.pipeline.weights import plain_table
+from fastbertscore.pipeline.windows import WindowSpec, special_layout
+from fastbertscore.settings import Settings
+from fastbertscore.signature import digest
+
+logger = logging.getLogger(__name__)
+
+DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+_models: dict[tuple, tuple] = {}
+_lock = threading.Lock()
+
+
+def clear_models() -> None:
+    """Free the model kept loaded between calls; the next build reloads it."""
+    with _lock:
+        _models.clear()
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The loaded model for ``settings``: the shared tokenizer and encoder (loaded once), run in the resolved
+    precision, with the window, the caches and the token budget these settings ask for."""
+    dtype, device = settings.resolved_dtype, settings.resolved_device
+    tokenizer, encoder, facts = _load(settings, device, _stored_weights(dtype, device))
+    encoder = replace(encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
+    max_length = max_input_length(tokenizer, encoder)
+    window = _window(tokenizer, max_length, settings.window_stride)
+    disk = _disk_cache(settings, encoder, window, dtype, device, facts) if settings.cache_dir is not None else None
+    memory = EmbeddingCache(settings.cache_mb << 20) if settings.cache_mb else None
+    layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again
+    cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
+    plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
+    # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
+    max_tokens = Budget.max_tokens * (2 if dtype != "float32" else 1)
+    return Embedder(tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk)
+
+
+def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tuple[str, str, str]]:
+    """The rescaling baseline of these settings (a custom file, else the shipped/Hub table of lang and model): its
+    row of ``num_layers`` (``(3,)``, or every row ``(L + 1, 1, 3)`` with all layers) and (kind, source, digest)."""
+    from fastbertscore.baselines.lookup import find_baseline
+
+    if settings.baseline_path is not None:
+        path, source, kind = settings.baseline_path, settings.baseline_path, "custom"
+    else:
+        path, source = find_baseline(settings.lang, settings.model_type_or_default, repo_id=settings.baseline_repo,
+                                     revision=settings.baseline_revision)
+        kind = "baseline"
+    table = read_baseline(path)
+    logger.info("rescaling with baseline %s", source)
+    return select_layers(table, num_layers, settings.all_layers, str(source)), (kind, str(source), digest(Path(path).read_bytes()))
+
+
+def _stored_weights(dtype: str, device: str) -> str:
+    """Where bfloat16 is native on the CPU, the weights are stored in it too, not only autocast (issue 23)."""
+    on_cpu = torch.device(device).type == "cpu"
+    if dtype == "bfloat16" and on_cpu and not hardware.cpu_native_bf16():
+        logger.warning(
+            "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
+            "(float32 on this CPU) unless you need these bfloat16 numbers", hardware.cpu_bf16_gap(),
+        )
+    return "bfloat16" if dtype == "bfloat16" and on_cpu and hardware.cpu_native_bf16() else "float32"
+
+
+def _load(settings: Settings, device: str, weights: str) -> tuple:
+    """The shared (tokenizer, encoder, facts) of these model settings, its weights stored in ``weights``."""
+    key = (settings.model_type_or_default, settings.num_layers, settings.all_layers, device,
+           settings.use_fast_tokenizer, settings.layer_registry, weights)
+    with _lock:
+        if key not in _models:
+            _models.clear()  # one model at a time: free the old one before loading the next
+            tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
+            encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
+            encoder.module.to(device)
+            if weights != "float32":
+                encoder.cast_to(DTYPES[weights])
+            _models[key] = (tokenizer, encoder, {})
+        return _models[key]
+
+
+def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec | None:
+    if max_length is None:
+        return None
+    prefix, suffix = special_layout(tokenizer)
+    window = WindowSpec(max_length, prefix, suffix, stride)
+    if window.capacity < 2:
+        raise ValueError(f"max length {max_length} leaves no room for text between the special tokens")
+    return window
+
+
+def _disk_cache(settings: Settings, encoder: Encoder, window, dtype: str, device: str, facts: dict) -> DiskCache:
+    import transformers
+
+    described = {
+        "format": 1, "model_type": settings.model_type_or_default, "num_layers": encoder.num_layers,
+        "all_layers": settings.all_layers, "hidden_index": encoder.hidden_index, "dtype": dtype,
+        "device": torch.device(device).type, "window": None if window is None else list(astuple(window)),
+        "versions": [__version__, torch.__version__, transformers.__version__],
+    }
+    if "weights" not in facts:
+        facts["weights"] = weights_digest(encoder.module)
+    return DiskCache(settings.cache_dir, encoder_fingerprint(facts["weights"], described), described)

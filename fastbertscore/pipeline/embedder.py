@@ -1,0 +1,137 @@
+"""The loaded model as one frozen value: tokenizer, encoder, max length, window, caches and token budget.
+
+:func:`fastbertscore.assembly.build_embedder` builds it from :class:`~fastbertscore.Settings`; every pipeline step
+takes it, so nothing below the scorer needs a ``BERTScorer``. Its one job beyond holding the model is the shared
+first step of every path: :meth:`Embedder.prepare` (tokenize, lengths, weights) and :meth:`Embedder.embed`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.models import Encoder
+from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
+from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.pipeline.windows import WindowSpec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much work goes into one step; none of it changes a score."""
+
+    batch_size: int = 64  # sentences per encoder batch at most
+    max_tokens: int = 4096  # padded tokens per encoder batch at most
+    embedding_bytes: int = 256 << 20  # embeddings kept alive at once (one chunk of pairs)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Token weights: ``table`` ``(vocab,)`` (idf or plain), ``fallback`` for texts whose weights are all 0."""
+
+    table: torch.Tensor
+    fallback: torch.Tensor
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty)."""
+
+    tok: Tokenized
+    weights: list[torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """A model loaded for scoring; shared by every scorer with the same model settings, never changed after."""
+
+    tokenizer: Any
+    encoder: Encoder
+    max_length: int | None  # longest input in tokens, special tokens included (None: unlimited)
+    window: WindowSpec | None  # how long texts are cut into windows (None without a max length)
+    long_inputs: str  # "truncate", "window" or "error"
+    cache: Any  # an embedding cache (memory, disk or both) or None
+    max_tokens: int  # padded tokens per encoder batch
+    plain: torch.Tensor  # (vocab,) plain weights: 0 for [CLS]/[SEP]-style tokens, 1 for the others
+    disk_cache: Any = None  # the disk layer of ``cache``, if any (its hit counts and folder)
+
+    @property
+    def token_limit(self) -> int | None:
+        """Where texts are cut when tokenized: the max length with ``"truncate"``, nowhere otherwise."""
+        return self.max_length if self.long_inputs == "truncate" else None
+
+    @property
+    def active_window(self) -> WindowSpec | None:
+        return self.window if self.long_inputs == "window" else None
+
+    @property
+    def n_layers(self) -> int:
+        """Layers scored at once: ``L + 1`` with all layers, else 1."""
+        return self.encoder.depth + 1 if self.encoder.all_layers else 1
+
+    def budget(self, batch_size: int) -> Budget:
+        return Budget(batch_size=batch_size, max_tokens=self.max_tokens)
+
+    def prepare(self, texts: list[str], weights: Weights, label: Callable[[int], str],
+                position: Callable[[int], int] | None = None) -> Prepared:
+        """Tokenize distinct ``texts``, cut or check long ones, and weigh their tokens; ``label(u)`` names text ``u``
+        in errors, ``position(u)`` orders them as the caller gave them (default: ``u``)."""
+        tok = tokenize(self.tokenizer, texts, self.token_limit)
+        if self.long_inputs == "truncate":
+            warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
+        elif self.max_length is not None:
+            check_long(tok, self.max_length, self.long_inputs, label, position)
+        return Prepared(tok, text_weights(tok, weights, label))
+
+    def embed(self, ids: Sequence[list[int]], wanted: Sequence[int], *, batch_size: int, progress=None,
+              budget: Budget | None = None) -> dict[int, torch.Tensor]:
+        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``), through the cache when there is one."""
+        budget = budget or self.budget(batch_size)
+        kwargs = dict(pad_id=pad_id_of(self.tokenizer), batch_size=budget.batch_size, max_tokens=budget.max_tokens,
+                      window=self.active_window)
+        if self.cache is None:
+            return embed(self.encoder, ids, wanted, progress=progress, **kwargs)
+        found = {u: self.cache.get(ids[u]) for u in wanted}
+        missing = [u for u, e in found.items() if e is None]
+        if progress is not None:
+            progress.update(len(wanted) - len(missing))
+        fresh = embed(self.encoder, ids, missing, progress=progress, **kwargs)
+        for u, e in fresh.items():
+            self.cache.put(ids[u], e)
+        return {**{u: e for u, e in found.items() if e is not None}, **fresh}
+
+
+def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:
+    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
+    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
+    long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
+    if long and long_inputs == "error":
+        first = min(long, key=position) if position else long[0]
+        raise ValueError(
+            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
+            "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
+        )
+    if long:
+        logger.info("%d of %d texts exceed %d tokens and are scored through sliding windows", len(long), len(tok.ids), max_length)
+
+
+def text_weights(tok: Tokenized, weights: Weights, label) -> list[torch.Tensor]:
+    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
+    ``ValueError`` naming the text as ``label(u)`` gives it."""
+    out = []
+    for u, ids in enumerate(tok.ids):
+        if tok.is_empty(u):
+            out.append(torch.empty(0))
+            continue
+        try:
+            out.append(sentence_weights(ids, weights.table, weights.fallback))
+        except ValueError as error:
+            raise ValueError(f"{label(u)}: {error}") from None
+    return out
