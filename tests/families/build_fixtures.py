@@ -118,19 +118,17 @@ def _tokenizer(family: str, tmp: Path):
 
 def _modernbert_tokenizer(tmp: Path):
     """ModernBERT ships a fast-only tokenizer (``PreTrainedTokenizerFast``): byte-level BPE, [CLS] … [SEP]."""
-    from tokenizers import processors
+    from tokenizers import ByteLevelBPETokenizer, Tokenizer, processors
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     vocab, merges = byte_bpe_files(tmp, specials)
-    from tokenizers import ByteLevelBPETokenizer
-
-    backend = ByteLevelBPETokenizer(vocab, merges, add_prefix_space=False)
+    backend = Tokenizer.from_str(ByteLevelBPETokenizer(vocab, merges, add_prefix_space=False).to_str())
     cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
     backend.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
     )
     return T.PreTrainedTokenizerFast(
-        tokenizer_object=backend._tokenizer, model_max_length=LIMIT, cls_token="[CLS]", sep_token="[SEP]",
+        tokenizer_object=backend, model_max_length=LIMIT, cls_token="[CLS]", sep_token="[SEP]",
         pad_token="[PAD]", unk_token="[UNK]", mask_token="[MASK]",
     )
 
