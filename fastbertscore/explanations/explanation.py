@@ -176,9 +176,15 @@ def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int
 
 
 def _words(text: str, units: list[Unit], side: Pieces, other: Pieces) -> list[Unit]:
-    """Merge subword units into words: spans joined, similarity the weight-averaged token similarity."""
-    words = [w for w, sp in zip(side.words, side.special) if not sp]
-    other_words = [w for w, sp in zip(other.words, other.special) if not sp]
+    """Merge the subword units of one side into words (word ids of its and the other side's non-special tokens)."""
+    return merge_words(text, units, [w for w, sp in zip(side.words, side.special) if not sp],
+                       [w for w, sp in zip(other.words, other.special) if not sp])
+
+
+def merge_words(text: str, units: list[Unit], words: list[int], other_words: list[int]) -> list[Unit]:
+    """Merge token units into words: spans joined, similarity the weight-averaged token similarity, the match
+    the word of the best token's match. ``words[i]`` is unit ``i``'s word id, ``other_words`` the other side's
+    (a token-level explanation's ``word_ids``)."""
     groups: dict[int, list[Unit]] = {}
     for unit, word in zip(units, words):
         groups.setdefault(word, []).append(unit)
