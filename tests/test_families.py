@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from contextlib import contextmanager
 from functools import lru_cache
 
 import bert_score
@@ -118,6 +119,17 @@ def test_prefix_space_rule_is_the_one_of_transformers_4_57():
     assert not published_prefix_space("RobertaTokenizer", "roberta", True)
 
 
+def test_a_checkpoint_naming_a_fast_class_gets_it_without_use_fast(tmp_path):
+    """transformers 4.57 loads a tokenizer_class named ...Fast as named, use_fast or not: no prefix space."""
+    folder = tmp_path / "tiny-roberta-named-fast"
+    shutil.copytree(cases.FIXTURES / "tiny-roberta", folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "RobertaTokenizerFast"}))
+    scorer = fb.BERTScorer(model_type=str(folder), num_layers=1)  # use_fast_tokenizer=False, the default
+    ids = tokenize(scorer.tokenizer, CANDS + REFS, scorer.token_limit).ids
+    assert ids == PUBLISHED["roberta"]["fast"]["tokens"]["ids"] != PUBLISHED["roberta"]["slow"]["tokens"]["ids"]
+
+
 def test_funnel_is_refused_in_one_clear_error():
     assert PUBLISHED["funnel"]["slow"]["layer1"]["error"] == "ValueError: Not supported"
     with pytest.raises(ValueError, match=r"is a funnel model, which BERTScore cannot use: .*pools the sequence"):
@@ -157,13 +169,37 @@ def test_warnings_say_where_bert_score_cuts_and_where_it_would_fail(tmp_path, ca
     assert_same(unlimited, fb.score(CANDS[-2:], REFS[-2:], model_type=cases.linked("bert"), num_layers=1), "bert")
 
 
-def test_seq2seq_checkpoints_load_their_encoder_quietly(capfd, caplog):
+@contextmanager
+def messages_of(name: str):
+    """What a transformers logger lets through (it does not propagate to pytest's capture)."""
+    hf_logger, seen = logging.getLogger(name), []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    hf_logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        hf_logger.removeHandler(handler)
+
+
+def test_seq2seq_checkpoints_load_their_encoder_quietly(caplog):
     fb.clear_model_cache()
-    with caplog.at_level(logging.INFO):
+    with messages_of("transformers.modeling_utils") as seen, caplog.at_level(logging.INFO):
         for family in ("mt5", "t5", "mbart", "led"):
             fb.score(CANDS[:2], REFS[:2], model_type=cases.linked(family), num_layers=1)
-    assert "LOAD REPORT" not in capfd.readouterr().err
+    assert not [message for message in seen if "LOAD REPORT" in message]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "weights" in r.getMessage()]
+
+
+@pytest.mark.parametrize("family, module", [("longformer", "longformer.modeling_longformer"), ("led", "led.modeling_led")])
+def test_the_attention_window_padding_notice_is_dropped_and_nothing_else(family, module):
+    """Longformer and LED pad to their attention window and said so once per input length, on every call."""
+    fb.score(CANDS[:2], REFS[:2], model_type=cases.linked(family), num_layers=1)
+    hf_logger = logging.getLogger(f"transformers.models.{module}")
+    with messages_of(hf_logger.name) as seen:
+        hf_logger.warning("Input ids are automatically padded from 5 to 8 to be a multiple of `config.attention_window`: 8")
+        hf_logger.warning("any other message")
+    assert seen == ["any other message"]
 
 
 def test_real_load_problems_are_still_reported(tmp_path, caplog):
@@ -199,3 +235,12 @@ def test_the_docs_table_says_what_the_matrix_and_the_data_hold():
         assert ("¾" in layer) is (model not in MODEL_LAYERS), family
         shipped = sorted(lang.name for lang in (cases.REPO / "baselines").iterdir() if (lang / f"{model}.tsv").exists())
         assert baseline.split() == (shipped or ["none"]), family
+
+
+def test_a_path_containing_t5_loads_the_model_it_names(tmp_path):
+    """bert-score loads T5EncoderModel whenever "t5" is in model_type; we load what the config says."""
+    folder = tmp_path / "t5runs" / "tiny-bart"
+    folder.parent.mkdir()
+    folder.symlink_to(cases.FIXTURES / "tiny-bart", target_is_directory=True)
+    assert_same(fb.score(CANDS[:4], REFS[:4], model_type=str(folder), num_layers=1),
+                as_tensors({k: v[:4] for k, v in PUBLISHED["bart"]["slow"]["layer1"].items()}), "bart under t5runs/")

@@ -136,12 +136,13 @@ def published_prefix_space(tokenizer_class: str | None, model_type: str | None, 
 
     ``sent_encode`` takes that branch for instances of ``GPT2Tokenizer`` or ``RobertaTokenizer``. transformers 4.57
     picks the class from ``tokenizer_class`` in the checkpoint's tokenizer or model config, else from the model type;
-    with ``use_fast`` it picks the fast twin, which is neither class.
+    with ``use_fast`` it picks the fast twin, which is neither class, and a class named ``...Fast`` is loaded as
+    named even without ``use_fast``.
     """
     if use_fast:
         return False
     if tokenizer_class:
-        return tokenizer_class.removesuffix("Fast") in _PREFIX_SPACE_CLASSES
+        return tokenizer_class in _PREFIX_SPACE_CLASSES
     return model_type in PREFIX_SPACE_MODEL_TYPES
 
 
@@ -264,6 +265,25 @@ def _report_load(info: dict, name: str, encoder_only: bool) -> None:
             logger.warning("model_type=%r: weights %s: %s", name, what, shown)
 
 
+class _DropPaddingNotice(logging.Filter):
+    """Longformer and LED pad their input to a multiple of the attention window and say so once per length; the
+    padding is masked inside the model and changes no score, but the notice printed on every call of ours."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Input ids are automatically padded")
+
+
+_PADDING_NOTICE = {"longformer": "transformers.models.longformer.modeling_longformer",
+                   "led": "transformers.models.led.modeling_led"}
+
+
+def _quiet_padding_notice(model_type: str) -> None:
+    if model_type in _PADDING_NOTICE:
+        hf_logger = logging.getLogger(_PADDING_NOTICE[model_type])
+        if not any(isinstance(f, _DropPaddingNotice) for f in hf_logger.filters):
+            hf_logger.addFilter(_DropPaddingNotice())
+
+
 def _layer_stack(model) -> tuple[object, str]:
     """Return (owner, attribute) of the module list holding the model's layers."""
     for path in ("encoder.layer", "encoder.block", "transformer.layer", "layer", "layers", "block"):
@@ -315,6 +335,7 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
         model, info = _from_pretrained(loader, source, model_type, "weights", dtype=torch.float32, output_loading_info=True)
     encoder_only = getattr(config, "is_encoder_decoder", False)
     _report_load(info, model_type, encoder_only)
+    _quiet_padding_notice(config.model_type)
     if encoder_only and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     model.eval()
