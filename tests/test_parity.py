@@ -75,7 +75,7 @@ def test_minilm_long_inputs_are_truncated_like_the_reference(minilm_path, mt_pai
     ref = bert_score.score(long_cands, long_refs, model_type=minilm_path, num_layers=4)
     assert_scores_close(ours, ref)
     cut = [r for r in caplog.records if "were cut" in r.getMessage()]
-    assert len(cut) == 1 and cut[0].getMessage().startswith(f"2 of {len(set(long_cands + long_refs))} input texts")
+    assert len(cut) == 1 and cut[0].getMessage().startswith(f"2 of {len(set(long_cands + long_refs))} distinct input texts")
 
 
 def test_minilm_rescale_with_custom_baseline(minilm_path, mt_pairs):

@@ -97,9 +97,10 @@ def warn_truncated(count: int, total: int, max_length: int | None, reported: int
     else:
         shown = "none" if reported >= 1_000_000 else f"{int(reported)} tokens"
         how = (f"where the model's position embeddings end; the tokenizer reports {'no limit' if shown == 'none' else shown}, "
-               "so bert-score cuts nothing there and fails on such texts")
+               "so bert-score cuts nothing there and fails on such texts (with a fast tokenizer and no limit, on "
+               "transformers 4.57, on every text)")
     logger.warning(
-        "%d of %d input texts are longer than the model's %s tokens and were cut at that length, %s; their "
+        "%d of %d distinct input texts are longer than the model's %s tokens and were cut at that length, %s; their "
         "scores ignore the rest of the text. Pass long_inputs='window' to score them in full.",
         count, total, max_length, how,
     )

@@ -134,8 +134,15 @@ def test_shipped_baseline_found_without_network():
 
 @pytest.mark.parametrize("lang, model", [("en", "../../etc/passwd"), ("../en", "roberta-large"), ("en", "/abs/model")])
 def test_names_cannot_escape_the_baseline_folder(lang, model):
-    with pytest.raises(BaselineError, match="not a safe path part"):
+    with pytest.raises(BaselineError, match="not a safe path part|a folder path names none"):
         baseline_relpath(lang, model)
+
+
+@pytest.mark.parametrize("model", ["/models/tiny-bart", "./tiny-bart", "../m/tiny-bart", "~/tiny-bart"])
+def test_a_folder_path_is_told_that_baselines_are_filed_by_model_id(model):
+    with pytest.raises(BaselineError, match=r"baselines are filed under Hub model ids, and a folder path names none\. "
+                                            r"Pass baseline_path="):
+        baseline_relpath("en", model)
 
 
 def test_missing_baseline_is_an_error_not_unrescaled_scores(minilm_path):
