@@ -9,3 +9,6 @@ RATINGS = DATA / "wmt_toen_sample.tsv"
 #: The whole shared file (19,238 rows): benchmarks and optional long tests only, skipped when absent.
 SHARED_RATINGS = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
 SHIPPED_BASELINE = REPO / "baselines" / "en" / "sentence-transformers" / "all-MiniLM-L6-v2.tsv"
+#: The embedded default model (all-MiniLM-L6-v2, shipped inside a PyPI package): every test that scores real
+#: text names it through this one constant; ``conftest.minilm_path`` is its folder.
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"

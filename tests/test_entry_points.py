@@ -21,7 +21,7 @@ from fastbertscore.cli.main import main as cli_main
 from fastbertscore.explanations.explanation import split_sentences
 from fastbertscore.integrations.torchmetrics import BERTScore
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 LAYER = 4
 
 OPTIONS = st.fixed_dictionaries({

@@ -4,6 +4,7 @@ layers, no module named like a standard-library one, and every subpackage in the
 from __future__ import annotations
 
 import ast
+import re
 import sys
 
 import pytest
@@ -190,3 +191,15 @@ def test_adapters_use_public_names_only(adapter):
             assert all(a.name in fastbertscore.__all__ for a in node.names), f"{adapter}: not public: {node.names}"
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("fb", "fastbertscore"):
             assert node.attr in fastbertscore.__all__ or node.attr == "__version__", f"{adapter} uses fastbertscore.{node.attr}"
+
+
+def test_the_tests_name_the_default_model_once():
+    """One constant (tests/paths.py) names the embedded model for every test, and it is the library's default."""
+    import paths
+
+    import fastbertscore as fb
+
+    assert paths.MINILM == fb.DEFAULT_MODEL
+    copies = [str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*.py")
+              if p.name != "paths.py" and re.search(r"^MINILM\s*=", p.read_text(encoding="utf-8"), re.M)]
+    assert not copies, f"define MINILM only in tests/paths.py: {copies}"

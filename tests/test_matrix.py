@@ -15,7 +15,7 @@ from tolerances import PRINTED_6, assert_close, assert_scores_close, fp32, prf_b
 import fastbertscore as fb
 from fastbertscore.cli.main import main
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 def _expanded(a, b):

@@ -14,7 +14,7 @@ from tolerances import assert_close, assert_scores_close, fp32, prf_bounds
 
 from fastbertscore import Settings, cached_scorer, clear_model_cache
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from tolerances import assert_reduced_precision_close, prf_bounds
 import fastbertscore as fb
 from fastbertscore import hardware
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import transformers
 import fastbertscore as fb
 from fastbertscore.integrations.torchmetrics import BERTScore
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")), reason="encoder batches are forced to one size on this run"

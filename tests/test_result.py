@@ -8,7 +8,7 @@ from tolerances import assert_close, assert_scores_close, prf_bounds
 import fastbertscore as fb
 from fastbertscore.result import best_of_groups
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 def test_best_reference_is_where_each_maximum_came_from(mt_pairs):

@@ -8,7 +8,7 @@ from tolerances import assert_scores_close
 import fastbertscore as fb
 from fastbertscore.settings import Settings
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 def test_an_idf_mapping_with_idf_sents_is_refused_naming_both():

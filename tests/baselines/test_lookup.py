@@ -20,7 +20,7 @@ from fastbertscore.baselines.lookup import SHIPPED_DIRS, baseline_relpath, find_
 from fastbertscore.baselines.table import BaselineError, parse_baseline, read_baseline
 
 HUB_REPO = "testorg/baselines"
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

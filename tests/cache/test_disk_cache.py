@@ -8,7 +8,7 @@ from tolerances import assert_scores_close
 
 import fastbertscore as fb
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_path):

@@ -8,7 +8,7 @@ from tolerances import assert_scores_close
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 def test_cache_reuses_references_without_changing_scores(mt_pairs):

@@ -17,7 +17,7 @@ from fastbertscore.baselines.table import read_baseline
 from fastbertscore.cli.main import main
 from fastbertscore.cli.show import main as show_main
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from tolerances import TINY_WIDTH, assert_scores_close
 import fastbertscore as fb
 from fastbertscore.integrations.torchmetrics import BERTScore
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.parametrize("idf", [False, True])

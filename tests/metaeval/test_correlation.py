@@ -17,7 +17,7 @@ from fastbertscore.cli.main import main
 from fastbertscore.pipeline import layer_registry as registry
 from fastbertscore.pipeline.defaults import fallback_layer
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from fastbertscore.pipeline.embed import embed, length_batches, pad_id_of
 from fastbertscore.pipeline.models import load_encoder, load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.parametrize("batch_size, max_tokens", [(1, 10_000), (3, 60), (64, 10_000)])

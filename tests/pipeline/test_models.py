@@ -14,7 +14,7 @@ from fastbertscore.pipeline.models import (
     resolve_model_source,
 )
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 def test_the_embedded_model_is_found_in_site_packages(minilm_path):

@@ -8,7 +8,7 @@ from bert_score.utils import sent_encode
 from fastbertscore.pipeline.models import load_tokenizer
 from fastbertscore.pipeline.tokens import pieces, tokenize
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

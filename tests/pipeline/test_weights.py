@@ -19,7 +19,7 @@ from fastbertscore.pipeline.weights import (
     table_from_mapping,
 )
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from fastbertscore.pipeline.windows import (
     window_ids,
 )
 
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 TEXT = (
     "The committee postponed its decision until next week because several members were travelling abroad. "
     "Researchers found that the new drug reduced symptoms in most patients, although side effects were common. "

@@ -11,7 +11,7 @@ ray = pytest.importorskip("ray", reason="Ray is the optional extra fastbertscore
 from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-MINILM = fb.DEFAULT_MODEL
+from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")
