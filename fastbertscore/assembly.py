@@ -108,6 +108,9 @@ def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec
     window = WindowSpec(max_length, prefix, suffix, stride)
     if window.capacity < 2:
         raise ValueError(f"max length {max_length} leaves no room for text between the special tokens")
+    if stride is not None and stride >= window.capacity:
+        raise ValueError(f"window_stride={stride} must be smaller than the {window.capacity} text tokens a window holds "
+                         f"(max length {max_length} less {prefix + suffix} special tokens)")
     return window
 
 

@@ -100,7 +100,9 @@ def check_positive_int(value, name: str) -> int:
 
 
 def check_num_layers(num_layers, depth: int, model: str) -> int:
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= depth:
+    if isinstance(num_layers, bool) or not isinstance(num_layers, int):
+        raise TypeError(f"num_layers must be a whole number (0..{depth} for {model}), got {_describe(num_layers)}")
+    if not 0 <= num_layers <= depth:
         raise ValueError(
             f"num_layers={num_layers!r} is out of range for {model} (0..{depth}; 0 is the embedding layer)"
         )
@@ -126,6 +128,8 @@ def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dty
         raise ValueError("dtype='float16' needs a CUDA device; on CPU use dtype='bfloat16'")
     if long_inputs not in LONG_INPUTS:
         raise ValueError(f"long_inputs={long_inputs!r} is not one of {', '.join(LONG_INPUTS)}")
+    if window_stride is not None and long_inputs != "window":
+        raise ValueError(f"window_stride={window_stride!r} applies only with long_inputs='window' (got long_inputs={long_inputs!r})")
     for name, value in (("window_stride", window_stride), ("cache_mb", cache_mb)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import fastbertscore as fb
+from paths import MINILM
 
 # A model that does not exist: if validation ran after loading, these tests would see a load error instead.
 NO_MODEL = "/nonexistent/model"
@@ -81,3 +82,16 @@ def test_idf_mapping_without_default(minilm_path):
 def test_rescale_needs_lang_or_path(minilm_path):
     with pytest.raises(ValueError, match="rescale_with_baseline=True needs lang="):
         fb.score(["a"], ["b"], model_type=minilm_path, rescale_with_baseline=True)
+
+
+def test_num_layers_of_another_type_is_a_type_error_not_out_of_range():
+    with pytest.raises(TypeError, match=r"num_layers must be a whole number \(0\.\.6 for .*\), got a str \('3'\)"):
+        fb.score(["a cat"], ["a dog"], model_type=MINILM, num_layers="3")
+
+
+def test_window_stride_is_refused_where_it_would_be_ignored_or_clamped():
+    with pytest.raises(ValueError, match=r"window_stride=100 applies only with long_inputs='window' \(got long_inputs='truncate'\)"):
+        fb.BERTScorer(model_type=MINILM, window_stride=100)
+    with pytest.raises(ValueError, match=r"window_stride=10000 must be smaller than the 510 text tokens a window holds"):
+        fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=10000)
+    fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=509)  # the largest that overlaps

@@ -4,6 +4,7 @@ files, strings or stdin, and one-line errors with exit codes (0 ok, 2 bad input 
 from __future__ import annotations
 
 import argparse
+import os
 import logging
 import re
 import sys
@@ -47,6 +48,8 @@ def read_texts(value: str, stdin_text: list[str] | None) -> list[str] | None:
         return stdin_text
     if _is_file(value):
         return read_lines(value)
+    if os.path.isdir(value):
+        raise InputError(f"{value} is a folder: give a file with one text per line")
     if _LOOKS_LIKE_PATH.match(value):
         raise InputError(f"file not found: {value} (quote a sentence with spaces to score it as text)")
     return None

@@ -83,7 +83,7 @@ def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
         empty = [row for row, u in enumerate(column) if tok.is_empty(u)]
         if empty:
             logger.warning(
-                "%d pair(s) with an empty %s text (first: %s): their P, R and F are set to 0",
+                "%d pair(s) with an empty %s text (first: %s): their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)",
                 len(empty), side[:-1], texts.pairs.label(side, empty[0]),
             )
 

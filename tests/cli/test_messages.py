@@ -283,3 +283,12 @@ def test_a_huggingface_hub_log_line_shows_once():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == ["Retrying in 1s [Retry 1/5]."]
+
+
+def test_a_folder_given_as_a_file_is_named_as_a_folder(tmp_path, capsys):
+    from fastbertscore.cli.main import main
+
+    (tmp_path / "r.txt").write_text("a cat\n", encoding="utf-8")
+    code = main(["-c", str(tmp_path), "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == [f"bertscore: error: {tmp_path} is a folder: give a file with one text per line"]
