@@ -25,6 +25,11 @@ def unreachable(repo_id: str, filename: str, *, repo_type: str | None = None, re
     return None
 
 
+def looks_like_path(name: str) -> bool:
+    """``./x``, ``../x``, ``/x``, ``~/x`` (and Windows' ``C:\\x``, ``.\\x``): a path, never a Hub id."""
+    return name.startswith((".", "/", "~", "\\")) or (len(name) > 2 and name[1] == ":" and name[2] in "/\\")
+
+
 def one_line(error: Exception) -> str:
     """An error's text on one line (transformers' messages run over several), for a one-line CLI or UI error."""
     return " ".join(str(error).split())

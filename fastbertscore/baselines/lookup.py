@@ -31,7 +31,7 @@ def baseline_relpath(lang: str, model_type: str) -> str:
     """``<lang>/<model_id>.tsv``; refuses names that could leave the baseline folder (``..``, ``/abs``)."""
     name = baseline_model_name(model_type)
     parts = [lang.lower(), *name.split("/")]
-    if name.startswith(("/", ".", "~", "\\")) or (len(name) > 2 and name[1] == ":"):
+    if hub.looks_like_path(name):
         raise BaselineError(
             f"no rescaling baseline for model_type={model_type!r}: baselines are filed under Hub model ids, and a "
             f"folder path names none. Pass baseline_path= a LAYER,P,R,F table, or make one with: "

@@ -78,7 +78,7 @@ def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
         return loader.from_pretrained(source, local_files_only=True, **kwargs)
     except (OSError, ValueError) as local_error:
         _refuse_remote_code(local_error, name)
-        if _looks_like_folder(source) and not os.path.isdir(source):
+        if hub.looks_like_path(source) and not os.path.isdir(source):
             expanded = os.path.expanduser(source)
             hint = f" (~ is not expanded here: pass {expanded})" if os.path.isdir(expanded) else ""
             raise ValueError(
@@ -104,11 +104,6 @@ def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
     except (OSError, ValueError) as error:
         _refuse_remote_code(error, name)
         raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {hub.one_line(error)}") from None
-
-
-def _looks_like_folder(source: str) -> bool:
-    """``./x``, ``../x``, ``/x``, ``~/x`` (and Windows' ``C:\\x``, ``.\\x``): a path, never a Hub id."""
-    return source.startswith((".", "/", "~", "\\")) or (len(source) > 2 and source[1] == ":" and source[2] in "/\\")
 
 
 def _refuse_remote_code(error: Exception, name: str) -> None:
