@@ -244,3 +244,16 @@ def test_a_path_containing_t5_loads_the_model_it_names(tmp_path):
     folder.symlink_to(cases.FIXTURES / "tiny-bart", target_is_directory=True)
     assert_same(fb.score(CANDS[:4], REFS[:4], model_type=str(folder), num_layers=1),
                 as_tensors({k: v[:4] for k, v in PUBLISHED["bart"]["slow"]["layer1"].items()}), "bart under t5runs/")
+
+
+def test_a_limit_past_the_position_table_is_cut_at_the_table_and_said_so(tmp_path, caplog):
+    """A tokenizer claiming 1,024 tokens for a 512-position model: bert-score cuts at 1,024 and fails; we cut at 512."""
+    folder = tmp_path / "tiny-bert-overclaims"
+    shutil.copytree(cases.FIXTURES / "tiny-bert", folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 1024}))
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        scores = fb.score(CANDS[-2:], REFS[-2:], model_type=str(folder), num_layers=1)
+    cut = [r.getMessage() for r in caplog.records if "were cut" in r.getMessage()]
+    assert len(cut) == 1 and "the tokenizer reports 1024 tokens, so bert-score cuts there and fails" in cut[0]
+    assert_same(scores, fb.score(CANDS[-2:], REFS[-2:], model_type=cases.linked("bert"), num_layers=1), "bert")

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore.pipeline.embedder import Embedder, Weights
 from fastbertscore.pipeline.match import f_measure
+from fastbertscore.pipeline.tokens import EMPTY_SCORES
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def embed_texts(embedder: Embedder, texts: list[str], labels: list[str], weights
     empty = [tok.is_empty(k) for k in range(len(texts))]
     if any(empty):
         first = labels[empty.index(True)]
-        logger.warning("%d empty text(s) (first: %s): their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)", sum(empty), first)
+        logger.warning("%d empty text(s) (first: %s): %s", sum(empty), first, EMPTY_SCORES)
     raw = prepared.weights
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
     wanted = [k for k in range(len(texts)) if not empty[k]]

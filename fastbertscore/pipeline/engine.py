@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
 from fastbertscore.pipeline.heap import release_free_memory
 from fastbertscore.pipeline.match import greedy_match
-from fastbertscore.pipeline.tokens import Tokenized
+from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
 from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
@@ -83,8 +83,8 @@ def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
         empty = [row for row, u in enumerate(column) if tok.is_empty(u)]
         if empty:
             logger.warning(
-                "%d pair(s) with an empty %s text (first: %s): their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)",
-                len(empty), side[:-1], texts.pairs.label(side, empty[0]),
+                "%d pair(s) with an empty %s text (first: %s): %s",
+                len(empty), side[:-1], texts.pairs.label(side, empty[0]), EMPTY_SCORES,
             )
 
 

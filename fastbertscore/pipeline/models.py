@@ -16,6 +16,7 @@ import torch
 
 from fastbertscore import hub
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL, default_layer
+from fastbertscore.pipeline.tokens import UNLIMITED
 from fastbertscore.validate import check_num_layers
 
 logger = logging.getLogger(__name__)
@@ -27,8 +28,6 @@ _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5E
 # Families whose hidden states are not one vector per input token at every layer.
 _UNSUPPORTED = {"funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the "
                           "text's tokens"}
-# A tokenizer that reports more than this has no real limit (DeBERTa-v3 and many others say 1e30).
-_UNLIMITED = 1_000_000
 # Position schemes with no table to run past: relative (T5, XLNet; DeBERTa without position_biased_input) or rotary.
 _RELATIVE_POSITIONS = frozenset({"t5", "mt5", "umt5", "xlnet", "modernbert"})
 
@@ -358,7 +357,7 @@ def max_input_length(tokenizer, encoder: Encoder) -> int | None:
     A reported limit beyond the position embeddings is lowered to them too (bert-score fails there as well).
     """
     reported = tokenizer.model_max_length
-    limit = int(reported) if reported and reported < _UNLIMITED else None
+    limit = int(reported) if reported and reported < UNLIMITED else None
     positions = _absolute_positions(encoder)
     if positions is not None and (limit is None or positions < limit):
         logger.info("tokenizer reports max length %s; using %d, where the model's position embeddings end", reported, positions)

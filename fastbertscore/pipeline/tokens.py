@@ -83,6 +83,12 @@ def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[in
     return ids
 
 
+#: A tokenizer that reports more than this has no real limit (DeBERTa-v3, XLNet, mT5 and many others say 1e30).
+UNLIMITED = 1_000_000
+#: What the scores of a pair with an empty text are, in every warning that counts such pairs or texts.
+EMPTY_SCORES = "their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)"
+
+
 def warn_truncated(count: int, total: int, max_length: int | None, reported: int | float | None = None) -> None:
     """Say how many texts were cut, and whether that is where bert-score cuts them.
 
@@ -94,11 +100,12 @@ def warn_truncated(count: int, total: int, max_length: int | None, reported: int
         return
     if reported is None or reported == max_length:
         how = "as bert-score does (the tokenizer's limit)"
+    elif reported >= UNLIMITED:
+        how = ("where the model's position embeddings end; the tokenizer reports no limit, so bert-score cuts nothing "
+               "there and fails on such texts (with a fast tokenizer on transformers 4.57, on every text)")
     else:
-        shown = "none" if reported >= 1_000_000 else f"{int(reported)} tokens"
-        how = (f"where the model's position embeddings end; the tokenizer reports {'no limit' if shown == 'none' else shown}, "
-               "so bert-score cuts nothing there and fails on such texts (with a fast tokenizer and no limit, on "
-               "transformers 4.57, on every text)")
+        how = (f"where the model's position embeddings end; the tokenizer reports {int(reported)} tokens, so bert-score "
+               "cuts there and fails on such texts")
     logger.warning(
         "%d of %d distinct input texts are longer than the model's %s tokens and were cut at that length, %s; their "
         "scores ignore the rest of the text. Pass long_inputs='window' to score them in full.",
