@@ -56,9 +56,15 @@ def _first_line(error: Exception) -> str:
 def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
     """The engine's cached scorer; with ``rescaled`` it rescales, or returns a note saying why it cannot."""
     model_id = (model or "").strip() or fb.DEFAULT_MODEL
-    settings = dict(model_type=fb.check_hub_model_id(model_id), num_layers=space.parse_layer(layer), cache_mb=CACHE_MB,
-                    lang=(lang or "").strip() or None, idf=idf_sents is not None, idf_sents=idf_sents,
-                    dtype=dtype or "float32")
+    settings = dict(
+        model_type=fb.check_hub_model_id(model_id),
+        num_layers=space.parse_layer(layer),
+        cache_mb=CACHE_MB,
+        lang=(lang or "").strip() or None,
+        idf=idf_sents is not None,
+        idf_sents=idf_sents,
+        dtype=dtype or "float32",
+    )
     note = "Only raw scores: rescaling needs a language (e.g. en)." if rescaled and not settings["lang"] else ""
     try:
         if rescaled and settings["lang"]:
@@ -70,7 +76,9 @@ def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
     except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
         logger.info("loading %s failed", model_id, exc_info=True)
         message = _first_line(error)  # the engine's own message names the model; others get its id in front
-        raise gr.Error(message if model_id in message else f"Could not load the model {model_id!r}: {message}") from None
+        raise gr.Error(
+            message if model_id in message else f"Could not load the model {model_id!r}: {message}"
+        ) from None
 
 
 def _table(header_rows, **options):
@@ -79,7 +87,10 @@ def _table(header_rows, **options):
 
 @on_model_thread
 def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype="float32"):
-    candidate, refs = space.check_text(candidate, "The candidate", MAX_CHARS), space.parse_references(references, MAX_CHARS)
+    candidate, refs = (
+        space.check_text(candidate, "The candidate", MAX_CHARS),
+        space.parse_references(references, MAX_CHARS),
+    )
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
     result = scorer.score_result([candidate], [refs])
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
@@ -87,17 +98,28 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
     rescaled, kind = scorer.rescale_with_baseline, space.kind(scorer.rescale_with_baseline)
     words, missed = space.reference_words(tokens, rescaled)
     note = " ".join(filter(None, [note, space.cut_note(scorer, {"candidate": candidate, "reference": best})]))
-    return (_table(space.pair_table(result)), gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
-            space.counted_note(result, len(refs)), note, fb.similarity_figure(tokens, kind=kind),
-            space.highlight(best, words, missed), _table(space.matches_table(tokens, rescaled)))
+    return (
+        _table(space.pair_table(result)),
+        gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
+        space.counted_note(result, len(refs)),
+        note,
+        fb.similarity_figure(tokens, kind=kind),
+        space.highlight(best, words, missed),
+        _table(space.matches_table(tokens, rescaled)),
+    )
 
 
 @on_model_thread
 def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype="float32"):
     if file is None:
         raise gr.Error("Upload a .csv, .tsv or .jsonl file first")
-    cands, refs, groups = space.batch_pairs(fb.read_rows(file if isinstance(file, str) else file.name), cand_column,
-                                            ref_columns, max_pairs=MAX_PAIRS, max_chars=MAX_CHARS)
+    cands, refs, groups = space.batch_pairs(
+        fb.read_rows(file if isinstance(file, str) else file.name),
+        cand_column,
+        ref_columns,
+        max_pairs=MAX_PAIRS,
+        max_chars=MAX_CHARS,
+    )
     scorer, note = _scorer(model, layer, lang, [r for g in groups for r in g] if idf else None, dtype, do_rescale)
     result = scorer.score_result(cands, refs)
     header, rows = space.batch_table(cands, groups, result)
@@ -105,8 +127,12 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
     with out:
         csv.writer(out).writerows([header, *rows])
     summary = space.batch_summary(result, scorer.signature) + (f"  \n{note}" if note else "")
-    return (_table((header, rows), max_chars=space.SHORT_TEXT, wrap=True, column_widths=space.column_widths(header)),
-            out.name, summary, space.histogram(result.scores[2].tolist(), result.rescaled is not None))
+    return (
+        _table((header, rows), max_chars=space.SHORT_TEXT, wrap=True, column_widths=space.column_widths(header)),
+        out.name,
+        summary,
+        space.histogram(result.scores[2].tolist(), result.rescaled is not None),
+    )
 
 
 def _lines_of(file) -> tuple[str, list[str]]:
@@ -125,12 +151,31 @@ def _systems_and_references(ref_file, ref_text, system_files, systems_text):
 
 
 @on_model_thread
-def compare_systems(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, model, layer, lang, idf,
-                    do_rescale, dtype="float32"):
+def compare_systems(
+    ref_file,
+    ref_text,
+    system_files,
+    systems_text,
+    test,
+    n_samples,
+    seed,
+    model,
+    layer,
+    lang,
+    idf,
+    do_rescale,
+    dtype="float32",
+):
     systems, refs = _systems_and_references(ref_file, ref_text, system_files, systems_text)
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
-    result = fb.compare(systems, refs, test=TESTS.get(test, "bs"), n_samples=int(n_samples) if n_samples else None,
-                        seed=int(seed), scorer=scorer)
+    result = fb.compare(
+        systems,
+        refs,
+        test=TESTS.get(test, "bs"),
+        n_samples=int(n_samples) if n_samples else None,
+        seed=int(seed),
+        scorer=scorer,
+    )
     rescaled = scorer.rescale_with_baseline
     summary = space.compare_summary(result, len(refs), rescaled) + (f"  \n{note}" if note else "")
     return _table(space.compare_table(result, rescaled)), summary, space.f1_chart(result, rescaled)
@@ -144,22 +189,38 @@ def _results_file():
 
 
 @on_model_thread
-def score(candidate: str, reference: str, model: str = fb.DEFAULT_MODEL, num_layers: str = "",
-          lang: str = "en", idf: bool = False, dtype: str = "float32") -> dict:
+def score(
+    candidate: str,
+    reference: str,
+    model: str = fb.DEFAULT_MODEL,
+    num_layers: str = "",
+    lang: str = "en",
+    idf: bool = False,
+    dtype: str = "float32",
+) -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    candidate, refs = space.check_text(candidate, "The candidate", MAX_CHARS), space.parse_references(reference, MAX_CHARS)
+    candidate, refs = (
+        space.check_text(candidate, "The candidate", MAX_CHARS),
+        space.parse_references(reference, MAX_CHARS),
+    )
     scorer, _ = _scorer(model, num_layers, lang, refs if idf else None, dtype)
     return space.score_json(scorer.score_result([candidate], [refs]))
 
 
 #: First-run examples: real-looking MT output against human references; the second has two references.
 EXAMPLES = [
-    ["The government announced on Tuesday new measures to support small businesses.",
-     "On Tuesday the government unveiled new measures to help small businesses."],
-    ["The meeting was postponed because of the storm.",
-     "The meeting was put off because of the storm.\nBecause of the storm, the meeting has been delayed by a week."],
-    ["Prices rose by three percent last year, the statistics office said.",
-     "According to the statistics office, prices increased by 3% last year."],
+    [
+        "The government announced on Tuesday new measures to support small businesses.",
+        "On Tuesday the government unveiled new measures to help small businesses.",
+    ],
+    [
+        "The meeting was postponed because of the storm.",
+        "The meeting was put off because of the storm.\nBecause of the storm, the meeting has been delayed by a week.",
+    ],
+    [
+        "Prices rose by three percent last year, the statistics office said.",
+        "According to the statistics office, prices increased by 3% last year.",
+    ],
 ]
 # Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
 CSS = """.fit-table table { table-layout: auto; width: 100%; }
@@ -169,21 +230,25 @@ CSS = """.fit-table table { table-layout: auto; width: 100%; }
 
 def _clear_then(button, handler, inputs, outputs, api_name):
     """Clear ``outputs`` first (a text box's label too): a failing run leaves no stale results on screen."""
-    clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]  # noqa: E731 - new updates each call: Gradio consumes them
-    button.click(clear, None, outputs, queue=False, api_visibility="private").then(handler, inputs, outputs,
-                                                                                   api_name=api_name)
+    clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]
+    button.click(clear, None, outputs, queue=False, api_visibility="private").then(
+        handler, inputs, outputs, api_name=api_name
+    )
 
 
 # Gradio's own copies of uploads and results are deleted after an hour as well.
 with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as demo:
-    gr.Markdown("# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
-                f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id.")
+    gr.Markdown(
+        "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
+        f"The default model (`{fb.DEFAULT_MODEL}`) runs offline; other models by Hub id."
+    )
     with gr.Row():
         model = gr.Textbox(fb.DEFAULT_MODEL, label="Model (Hub id)", scale=3, min_width=380, elem_id="model")
         layer = gr.Textbox("", label="Layer (empty: the model's tuned layer)", elem_id="layer")
         lang = gr.Textbox("en", label="Language (for rescaling)")
-        dtype = gr.Dropdown(["float32", "auto", "bfloat16"], value="float32", label="Precision (float32: exact)",
-                            elem_id="dtype")
+        dtype = gr.Dropdown(
+            ["float32", "auto", "bfloat16"], value="float32", label="Precision (float32: exact)", elem_id="dtype"
+        )
         idf = gr.Checkbox(False, label="idf over the references")
         do_rescale = gr.Checkbox(True, label="Also show rescaled scores", elem_id="rescale")
     with gr.Tab("Pair"):
@@ -197,11 +262,18 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             gr.Markdown(elem_id="counted"),
             gr.Markdown(elem_id="pair-note"),
             gr.Plot(label="Similarity (against the reference that counted for F)", format="png", elem_id="heatmap"),
-            gr.HighlightedText(label="Reference: words the candidate missed", color_map={"missing": "red"}, elem_id="missing"),
+            gr.HighlightedText(
+                label="Reference: words the candidate missed", color_map={"missing": "red"}, elem_id="missing"
+            ),
             gr.Dataframe(label="Best matches", elem_id="matches", elem_classes="fit-table", max_height=400),
         ]
-        _clear_then(go, score_pair, [candidate, references, model, layer, lang, idf, do_rescale, dtype], pair_outputs,
-                    "score_pair")
+        _clear_then(
+            go,
+            score_pair,
+            [candidate, references, model, layer, lang, idf, do_rescale, dtype],
+            pair_outputs,
+            "score_pair",
+        )
     with gr.Tab("Batch"):
         upload = gr.File(label="CSV, TSV or JSONL", file_types=[".csv", ".tsv", ".jsonl"], elem_id="upload")
         with gr.Row():
@@ -214,20 +286,34 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             gr.Markdown(elem_id="summary"),
             gr.Plot(label="F1 histogram", elem_id="histogram"),
         ]
-        _clear_then(run, score_file, [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
-                    batch_outputs, "score_file")
+        _clear_then(
+            run,
+            score_file,
+            [upload, cand_column, ref_columns, model, layer, lang, idf, do_rescale, dtype],
+            batch_outputs,
+            "score_file",
+        )
     with gr.Tab("Compare systems"):
-        gr.Markdown("Corpus BERTScore of 2–8 systems on the same references, with 95% confidence intervals and a "
-                    "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU.")
+        gr.Markdown(
+            "Corpus BERTScore of 2–8 systems on the same references, with 95% confidence intervals and a "
+            "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU."
+        )
         with gr.Row():
             ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
-            system_files = gr.File(label="System outputs (.txt, one file per system; the first is the baseline)",
-                                   file_count="multiple", file_types=[".txt"], elem_id="compare-systems")
+            system_files = gr.File(
+                label="System outputs (.txt, one file per system; the first is the baseline)",
+                file_count="multiple",
+                file_types=[".txt"],
+                elem_id="compare-systems",
+            )
         with gr.Accordion("…or paste them", open=False, elem_id="paste"):
             ref_text = gr.Textbox(label="References, one per line", lines=4, elem_id="ref-text")
-            systems_text = gr.Textbox(label=f"Systems: a line '=== name', then its outputs, one per line (blank lines "
-                                            f"separate; an empty output is a line {space.EMPTY_LINE})", lines=6,
-                                      elem_id="systems-text")
+            systems_text = gr.Textbox(
+                label=f"Systems: a line '=== name', then its outputs, one per line (blank lines "
+                f"separate; an empty output is a line {space.EMPTY_LINE})",
+                lines=6,
+                elem_id="systems-text",
+            )
         with gr.Row():
             test = gr.Dropdown(list(TESTS), value="paired bootstrap", label="Test")
             n_samples = gr.Number(0, label="Resamples / trials (0: the test's default, 1,000 / 10,000)", precision=0)
@@ -238,9 +324,27 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             gr.Markdown(elem_id="compare-summary"),
             gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
         ]
-        _clear_then(compare_button, compare_systems, [ref_file, ref_text, system_files, systems_text, test, n_samples,
-                                                      seed, model, layer, lang, idf, do_rescale, dtype],
-                    compare_outputs, "compare")
+        _clear_then(
+            compare_button,
+            compare_systems,
+            [
+                ref_file,
+                ref_text,
+                system_files,
+                systems_text,
+                test,
+                n_samples,
+                seed,
+                model,
+                layer,
+                lang,
+                idf,
+                do_rescale,
+                dtype,
+            ],
+            compare_outputs,
+            "compare",
+        )
     gr.api(score, api_name="score")
 
 demo.queue(default_concurrency_limit=2, max_size=64)

@@ -103,8 +103,10 @@ class BERTScore(evaluate.Metric):
         own = inspect.signature(evaluate.Metric.__init__).parameters
         unknown = [name for name in kwargs if name not in options and name not in own]
         if unknown:  # evaluate's constructor would drop it silently: a typo of a setting, say
-            raise TypeError(f"evaluate.load('bertscore') got an unexpected keyword argument {unknown[0]!r}; "
-                            f"the options are: {', '.join(sorted(options))}")
+            raise TypeError(
+                f"evaluate.load('bertscore') got an unexpected keyword argument {unknown[0]!r}; "
+                f"the options are: {', '.join(sorted(options))}"
+            )
         self.defaults = {name: kwargs.pop(name) for name in list(kwargs) if name in options}
         super().__init__(*args, **kwargs)
 
@@ -137,7 +139,10 @@ class BERTScore(evaluate.Metric):
 
     # evaluate requires an explicit signature (no **kwargs): it is that of fastbertscore.Settings, spelled once there.
     _compute.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in ("self", "predictions", "references")]
+        [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for name in ("self", "predictions", "references")
+        ]
         + [inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=False)]
         + fastbertscore.Settings.keyword_parameters()
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from speed import alternate, machine  # noqa: E402  (one procedure for every benchmark: fresh children, alternating)
+from speed import alternate, machine
 
 DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
 LAYER = 4
@@ -75,12 +75,12 @@ def run(contender: str, name: str):
         import bert_score
 
         scorer = bert_score.BERTScorer(model_type=path, num_layers=LAYER)
-        score = lambda c, r: scorer.score(c, r)[2]  # noqa: E731
+        score = lambda c, r: scorer.score(c, r)[2]
     else:
         import fastbertscore as fb
 
         scorer = fb.BERTScorer(model_type=path, num_layers=LAYER)
-        score = lambda c, r: scorer.score(c, r)[2]  # noqa: E731
+        score = lambda c, r: scorer.score(c, r)[2]
     warm = _texts()[-32:]
     score(warm, warm[::-1])
     start = time.perf_counter()
@@ -130,9 +130,16 @@ def measure(name: str, rounds: int) -> list[dict]:
             agreement = f"{sum(a == b for a, b in zip(values, reference))}/{len(reference)} same picks"
         else:
             agreement = f"{max(abs(a - b) for a, b in zip(values, reference)):.1e}"
-        rows.append({"workload": name, "contender": contender, "seconds": seconds,
-                     "speedup": f"{base / seconds:.1f}" if base else "–",
-                     "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "agreement": agreement})
+        rows.append(
+            {
+                "workload": name,
+                "contender": contender,
+                "seconds": seconds,
+                "speedup": f"{base / seconds:.1f}" if base else "–",
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "agreement": agreement,
+            }
+        )
     return rows
 
 
@@ -145,7 +152,8 @@ def table(rows: list[dict], rounds: int) -> str:
     )
     return head + "".join(
         f"| {r['workload']} | {r['contender']} | {r['seconds']:.2f} | {r['speedup']} | {r['peak_rss_mb']:.0f} | "
-        f"{r['agreement']} |\n" for r in rows
+        f"{r['agreement']} |\n"
+        for r in rows
     )
 
 

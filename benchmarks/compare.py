@@ -25,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from speed import alternate, machine  # noqa: E402  (one procedure for every benchmark)
+from speed import alternate, machine
 
 DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
 LAYER = 3
@@ -128,8 +128,10 @@ def table(results: dict[str, list[dict]], rounds: int, alone: dict[str, float]) 
     for contender, runs in results.items():
         seconds = statistics.median(r["seconds"] for r in runs)
         delta = "–" if contender == "bert-score" else f"{(torch.tensor(runs[0]['F']) - reference).abs().max():.1e}"
-        lines.append(f"| {contender} | {seconds:.2f} | {base / seconds:.2f} | {max(r['peak_rss_mb'] for r in runs):.0f} "
-                     f"| {delta} |")
+        lines.append(
+            f"| {contender} | {seconds:.2f} | {base / seconds:.2f} | {max(r['peak_rss_mb'] for r in runs):.0f} "
+            f"| {delta} |"
+        )
     lines += [
         "",
         f"The tests alone, 10 systems x 2,000 segments (best of 5): paired bootstrap with 1,000 resamples "

@@ -37,7 +37,7 @@ def heatmap(plt) -> Path:
     from fastbertscore.cli.show import main
 
     page = (DOCS / "explanations.md").read_text(encoding="utf-8")
-    block = re.search(r"```bash\n(bertscore-show .*?)\n# ", page, re.S)[1].replace("\\\n", " ")
+    block = re.search(r"```bash\n(bertscore-show .*?)\n# ", page, re.DOTALL)[1].replace("\\\n", " ")
     argv = shlex.split(block)[1:]
     argv[argv.index("-f") + 1] = str(DOCS / "heatmap.png")
     if main(argv) != 0:
@@ -54,12 +54,19 @@ def layer_curve(plt) -> Path:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for kind in "PRF":
         layers = sorted(int(m.split("L")[1]) for m in taus if m.startswith(f"{kind} L"))
-        ax.plot(layers, [sum(taus[f"{kind} L{k}"]) / len(taus[f"{kind} L{k}"]) for k in layers], marker="o",
-                label=f"BERTScore {kind}")
+        ax.plot(
+            layers,
+            [sum(taus[f"{kind} L{k}"]) / len(taus[f"{kind} L{k}"]) for k in layers],
+            marker="o",
+            label=f"BERTScore {kind}",
+        )
     for name, style in (("chrF", "--"), ("SentBLEU", ":")):
         ax.axhline(sum(taus[name]) / len(taus[name]), color="gray", linestyle=style, label=name)
-    ax.set(xlabel="layer (0 = embeddings)", ylabel="mean segment-level Kendall τ",
-           title="sentence-transformers/all-MiniLM-L6-v2")
+    ax.set(
+        xlabel="layer (0 = embeddings)",
+        ylabel="mean segment-level Kendall τ",
+        title="sentence-transformers/all-MiniLM-L6-v2",
+    )
     ax.legend(fontsize=8)
     return _save(fig, "metaeval_minilm.png")
 
@@ -84,8 +91,10 @@ def speed_and_memory(plt, results: Path) -> list[Path]:
     rows = [r for r in markdown_rows(results)[1:] if r[0] == "a"]
     names = [r[1] for r in rows]
     out = []
-    for column, label, name in ((5, "× bert-score (higher is faster)", f"speed_{cpu}.png"),
-                                (6, "peak RSS, MB", f"memory_{cpu}.png")):
+    for column, label, name in (
+        (5, "× bert-score (higher is faster)", f"speed_{cpu}.png"),
+        (6, "peak RSS, MB", f"memory_{cpu}.png"),
+    ):
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
         values = [float(r[column]) for r in rows]
         ax.barh(names, values, color=["#999999" if n == "bert-score" else "#3b6ea8" for n in names])

@@ -60,7 +60,9 @@ def build_model(name: str, root: Path) -> Path:
     folder.mkdir(parents=True)
     texts = [r["reference"] for r in _rows()] + [r["candidate"] for r in _rows()]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=8000, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        texts, vocab_size=8000, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
     tokenizer_class = transformers.RobertaTokenizer if shape["kind"] == "roberta" else transformers.DebertaTokenizer
@@ -68,16 +70,28 @@ def build_model(name: str, root: Path) -> Path:
     if len(tokenizer("The cat sat on the mat.")["input_ids"]) < 4:
         raise RuntimeError(f"the trained tokenizer of {name} produced no content tokens")
     # DeBERTa's tokenizer appends its own [CLS]/[SEP]/[PAD]... ids past the trained vocabulary.
-    common = dict(vocab_size=len(tokenizer), hidden_size=shape["width"], num_hidden_layers=shape["layers"],
-                  num_attention_heads=shape["heads"], intermediate_size=4 * shape["width"],
-                  pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.cls_token_id,
-                  eos_token_id=tokenizer.sep_token_id)
+    common = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=shape["width"],
+        num_hidden_layers=shape["layers"],
+        num_attention_heads=shape["heads"],
+        intermediate_size=4 * shape["width"],
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     if shape["kind"] == "roberta":
         config = transformers.RobertaConfig(max_position_embeddings=514, type_vocab_size=1, **common)
     else:
-        config = transformers.DebertaConfig(max_position_embeddings=512, relative_attention=True,
-                                            pos_att_type=["c2p", "p2c"], max_relative_positions=-1,
-                                            position_biased_input=False, type_vocab_size=0, **common)
+        config = transformers.DebertaConfig(
+            max_position_embeddings=512,
+            relative_attention=True,
+            pos_att_type=["c2p", "p2c"],
+            max_relative_positions=-1,
+            position_biased_input=False,
+            type_vocab_size=0,
+            **common,
+        )
     torch.manual_seed(0)
     transformers.AutoModel.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -161,13 +175,20 @@ def measure(name: str, sizes: list[int], device: str, rounds: int, root: Path) -
         peak = _bf16_peak(device)
         for contender in runs:
             seconds = statistics.median(times[contender])
-            rows.append({
-                "model": name, "pairs": n, "contender": contender, "seconds": seconds, "pairs_per_s": n / seconds,
-                "speedup": base / seconds, "peak_gpu_mb": peaks[contender] / 2**20,
-                "dF_bert_score": float((scores[contender] - scores["bert-score"]).abs().max()),
-                "dF_fp32": float((scores[contender] - scores["fastbertscore-float32"]).abs().max()),
-                "peak_share": flops / seconds / peak if peak else None,
-            })
+            rows.append(
+                {
+                    "model": name,
+                    "pairs": n,
+                    "contender": contender,
+                    "seconds": seconds,
+                    "pairs_per_s": n / seconds,
+                    "speedup": base / seconds,
+                    "peak_gpu_mb": peaks[contender] / 2**20,
+                    "dF_bert_score": float((scores[contender] - scores["bert-score"]).abs().max()),
+                    "dF_fp32": float((scores[contender] - scores["fastbertscore-float32"]).abs().max()),
+                    "peak_share": flops / seconds / peak if peak else None,
+                }
+            )
     return rows
 
 
@@ -183,7 +204,11 @@ def _bf16_peak(device: str) -> float | None:
 def table(rows: list[dict], device: str, rounds: int) -> str:
     import torch
 
-    where = torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.processor() or platform.machine()})"
+    where = (
+        torch.cuda.get_device_name(device)
+        if device.startswith("cuda")
+        else f"CPU ({platform.processor() or platform.machine()})"
+    )
     head = (
         f"Measured on {where}, torch {torch.__version__}, median of {rounds} alternating round(s), "
         f"{time.strftime('%Y-%m-%d')}. Random-weight encoders of real shapes; real MT pairs from ../shared/data. "
@@ -191,11 +216,12 @@ def table(rows: list[dict], device: str, rounds: int) -> str:
         "| model | pairs | contender | s | pairs/s | × bert-score | peak GPU MB | max ΔF vs bert-score | max ΔF vs fp32 | share |\n"
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
     )
-    fmt = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
+    fmt = lambda v, f: "–" if v is None else format(v, f)
     return head + "".join(
         f"| {r['model']} | {r['pairs']} | {r['contender']} | {r['seconds']:.2f} | {r['pairs_per_s']:.0f} | "
         f"{r['speedup']:.2f} | {r['peak_gpu_mb']:.0f} | {r['dF_bert_score']:.1e} | {r['dF_fp32']:.1e} | "
-        f"{fmt(r['peak_share'], '.1%')} |\n" for r in rows
+        f"{fmt(r['peak_share'], '.1%')} |\n"
+        for r in rows
     )
 
 

@@ -42,10 +42,16 @@ def rss_mb(pid: int) -> float:
 
 
 def start_app(port: int) -> subprocess.Popen:
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
-    app = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+    }
+    app = subprocess.Popen(
+        [sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         if app.poll() is not None:
@@ -119,8 +125,20 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
     for what, call in (
         ("text of 4,001 characters", lambda: client.predict("x" * 4001, "a reference", api_name="/score")),
         ("reference of 10,000 characters", lambda: client.predict("a candidate", "y" * 10_000, api_name="/score")),
-        ("file of 2,001 rows", lambda: client.predict(handle_file(str(big)), "candidate", "reference",
-                                                        fb.DEFAULT_MODEL, "", "en", False, False, api_name="/score_file")),
+        (
+            "file of 2,001 rows",
+            lambda: client.predict(
+                handle_file(str(big)),
+                "candidate",
+                "reference",
+                fb.DEFAULT_MODEL,
+                "",
+                "en",
+                False,
+                False,
+                api_name="/score_file",
+            ),
+        ),
     ):
         start = time.perf_counter()
         try:
@@ -142,11 +160,20 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
     for k in range(0, len(data) - 5, 5):
         path = tmp / f"batch_{k}.csv"
         with path.open("w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([["candidate", "reference"], *data[k:k + 5]])
+            csv.writer(f).writerows([["candidate", "reference"], *data[k : k + 5]])
         batch_files.append(path)
     client.predict(*data[0], api_name="/score")
-    client.predict(handle_file(str(batch_files[0])), "candidate", "reference", fb.DEFAULT_MODEL, "", "en", False, True,
-                   api_name="/score_file")
+    client.predict(
+        handle_file(str(batch_files[0])),
+        "candidate",
+        "reference",
+        fb.DEFAULT_MODEL,
+        "",
+        "en",
+        False,
+        True,
+        api_name="/score_file",
+    )
     warm = rss_mb(app.pid)
 
     # 3. load
@@ -165,8 +192,17 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
             try:
                 if i % args.batch_every == args.batch_every - 1:
                     kind = "5-pair file"
-                    me.predict(handle_file(str(batch_files[k % len(batch_files)])), "candidate", "reference",
-                               fb.DEFAULT_MODEL, "", "en", False, True, api_name="/score_file")
+                    me.predict(
+                        handle_file(str(batch_files[k % len(batch_files)])),
+                        "candidate",
+                        "reference",
+                        fb.DEFAULT_MODEL,
+                        "",
+                        "en",
+                        False,
+                        True,
+                        api_name="/score_file",
+                    )
                 elif i % 2:
                     kind = "two refs"
                     c, r = data[k]
@@ -207,18 +243,29 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
         f"(> 1e-5): {len(wrong)}.",
         f"- App RSS: cold {cold:.0f} MB · after the refusals {after_refusals:.0f} MB · after warm-up {warm:.0f} MB · "
         f"at the end {end:.0f} MB; during the load (requests done: MB): "
-        + ", ".join(f"{n}: {mb:.0f}" for n, mb in samples) + ".",
+        + ", ".join(f"{n}: {mb:.0f}" for n, mb in samples)
+        + ".",
         f"- Growth from the first tenth of the load to the end: **{end - samples[0][1]:+.0f} MB** "
-        f"({samples[0][0]} → {total} requests)." if samples else "- No RSS samples (fewer than 10 requests).",
+        f"({samples[0][0]} → {total} requests)."
+        if samples
+        else "- No RSS samples (fewer than 10 requests).",
         "",
         "| request | n | p50 s | p95 s | max s |",
         "|---|---:|---:|---:|---:|",
     ]
     for kind, values in latencies.items():
         if values:
-            lines.append(f"| {kind} | {len(values)} | {statistics.median(values):.3f} | {percentile(values, 0.95):.3f} | "
-                         f"{max(values):.3f} |")
-    lines += ["", "Oversized input on the cold app (before any model load):", "", "| input | s | answer |", "|---|---:|---|"]
+            lines.append(
+                f"| {kind} | {len(values)} | {statistics.median(values):.3f} | {percentile(values, 0.95):.3f} | "
+                f"{max(values):.3f} |"
+            )
+    lines += [
+        "",
+        "Oversized input on the cold app (before any model load):",
+        "",
+        "| input | s | answer |",
+        "|---|---:|---|",
+    ]
     lines += [f"| {what} | {seconds:.3f} | {message} |" for what, seconds, message in refusals]
     if failures:
         lines += ["", "Failures:", ""] + [f"- {f}" for f in failures[:20]]

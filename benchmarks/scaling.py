@@ -61,8 +61,11 @@ def unique_pairs(n: int) -> list[tuple[str, str]]:
     with DATA.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     # One line per text for the torchrun CLI's plain-text files: no newlines inside a text.
-    pairs = dict.fromkeys((" ".join(r["candidate"].split()), " ".join(r["reference"].split())) for r in rows
-                          if r["candidate"].strip() and r["reference"].strip())
+    pairs = dict.fromkeys(
+        (" ".join(r["candidate"].split()), " ".join(r["reference"].split()))
+        for r in rows
+        if r["candidate"].strip() and r["reference"].strip()
+    )
     return list(pairs)[:n]
 
 
@@ -93,16 +96,68 @@ def main() -> None:
     py = sys.executable
     one = {"OMP_NUM_THREADS": "1"}
     runs = [
-        ("1 process, 1 thread", [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s1.tsv"), "1"], one, "s1"),
-        ("1 process, 2 threads", [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s2.tsv"), "2"], {}, "s2"),
-        ("torchrun, 2 ranks × 1 thread (gloo)",
-         [py, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "fastbertscore.scale.distributed",
-          "-c", str(tmp / "cands.txt"), "-r", str(tmp / "refs.txt"), "-m", MODEL, "--out", str(tmp / "tr.tsv")], one, "tr"),
-        ("Dataset.map, num_proc=2 × 1 thread", [py, "-c", DATASETS_MAP.format(model=MODEL), str(table), str(tmp / "dm.tsv")],
-         {}, "dm"),
-        ("Ray Data, 2 actors × 1 CPU",
-         [py, "-m", "fastbertscore.scale.raydata", str(table), "-m", MODEL, "--concurrency", "2", "--num-cpus", "1",
-          "--batch-size", "256", "--out", str(tmp / "ray.tsv")], {"RAY_DISABLE_USAGE_STATS": "1"}, "ray"),
+        (
+            "1 process, 1 thread",
+            [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s1.tsv"), "1"],
+            one,
+            "s1",
+        ),
+        (
+            "1 process, 2 threads",
+            [py, "-c", SINGLE.format(model=MODEL), str(table), str(tmp / "s2.tsv"), "2"],
+            {},
+            "s2",
+        ),
+        (
+            "torchrun, 2 ranks × 1 thread (gloo)",
+            [
+                py,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc_per_node",
+                "2",
+                "-m",
+                "fastbertscore.scale.distributed",
+                "-c",
+                str(tmp / "cands.txt"),
+                "-r",
+                str(tmp / "refs.txt"),
+                "-m",
+                MODEL,
+                "--out",
+                str(tmp / "tr.tsv"),
+            ],
+            one,
+            "tr",
+        ),
+        (
+            "Dataset.map, num_proc=2 × 1 thread",
+            [py, "-c", DATASETS_MAP.format(model=MODEL), str(table), str(tmp / "dm.tsv")],
+            {},
+            "dm",
+        ),
+        (
+            "Ray Data, 2 actors × 1 CPU",
+            [
+                py,
+                "-m",
+                "fastbertscore.scale.raydata",
+                str(table),
+                "-m",
+                MODEL,
+                "--concurrency",
+                "2",
+                "--num-cpus",
+                "1",
+                "--batch-size",
+                "256",
+                "--out",
+                str(tmp / "ray.tsv"),
+            ],
+            {"RAY_DISABLE_USAGE_STATS": "1"},
+            "ray",
+        ),
     ]
     results = []
     for name, argv, env, stem in runs:
@@ -123,8 +178,10 @@ def main() -> None:
     for r in results:
         delta = max(abs(a - b) for a, b in zip(r["f1"], reference)) if len(r["f1"]) == len(reference) else float("nan")
         scored = f"{r['scored']:.1f}" if r["scored"] is not None else "–"
-        lines.append(f"| {r['name']} | {r['wall']:.1f} | {len(pairs) / r['wall']:.0f} | {base / r['wall']:.2f} | {scored} | "
-                     f"{delta:.1e} |")
+        lines.append(
+            f"| {r['name']} | {r['wall']:.1f} | {len(pairs) / r['wall']:.0f} | {base / r['wall']:.2f} | {scored} | "
+            f"{delta:.1e} |"
+        )
     report = "\n".join(lines) + "\n"
     args.out.write_text(report, encoding="utf-8")
     print(report)

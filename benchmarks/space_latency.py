@@ -25,12 +25,19 @@ import fastbertscore as fb
 
 HERE = Path(__file__).resolve().parent
 LONG = ("The committee discussed the budget and the plans for next year. " * 62)[:3990]
-OTHER = ("Members of the board argued about money, schools, roads and the new hospital until late at night. " * 41)[:4000]
+OTHER = ("Members of the board argued about money, schools, roads and the new hospital until late at night. " * 41)[
+    :4000
+]
 CASES = {
-    "3,990-character candidate, 35-character reference (the issue's repro)": (LONG, "The committee discussed the budget."),
+    "3,990-character candidate, 35-character reference (the issue's repro)": (
+        LONG,
+        "The committee discussed the budget.",
+    ),
     "4,000-character candidate, 4,000-character reference": (LONG[:3990] + " Then", OTHER),
-    "short pair (41 and 71 characters)": ("The president met the minister in Paris.",
-                                          "The president met the prime minister in Paris and signed a trade deal."),
+    "short pair (41 and 71 characters)": (
+        "The president met the minister in Paris.",
+        "The president met the prime minister in Paris and signed a trade deal.",
+    ),
 }
 
 
@@ -52,7 +59,7 @@ def main(argv=None) -> int:
     app = start_app(port)
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        call = lambda c, r: client.predict(c, r, fb.DEFAULT_MODEL, "", "en", False, True, api_name="/score_pair")  # noqa: E731
+        call = lambda c, r: client.predict(c, r, fb.DEFAULT_MODEL, "", "en", False, True, api_name="/score_pair")
         start = time.perf_counter()
         call(*CASES[next(iter(CASES))])
         first = time.perf_counter() - start
@@ -69,13 +76,19 @@ def main(argv=None) -> int:
         app.terminate()
         app.wait(timeout=30)
     lines = [
-        "# Space latency: the Pair tab on long texts", "",
+        "# Space latency: the Pair tab on long texts",
+        "",
         f"Machine: {cpu_name()}, {os.cpu_count()} CPUs seen by the process; torch {__import__('torch').__version__}; "
         f"load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (other work on the machine).",
         f"`python benchmarks/space_latency.py --runs {args.runs}`: seconds from the request to the whole answer "
-        "(scores, explanations, heatmap PNG), through gradio_client.", "",
-        f"First request (loads the model): {first:.2f} s.", "",
-        f"| case | median of {args.runs} (s) | slowest (s) |", "|---|---|---|", *rows, "",
+        "(scores, explanations, heatmap PNG), through gradio_client.",
+        "",
+        f"First request (loads the model): {first:.2f} s.",
+        "",
+        f"| case | median of {args.runs} (s) | slowest (s) |",
+        "|---|---|---|",
+        *rows,
+        "",
     ]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))

@@ -62,7 +62,12 @@ def workload(name: str) -> list[tuple[list[str], list[str]]]:
             for k in range(0, 200, 20):
                 if len(mine[k : k + 20]) < 20 or not all(r["candidate"].strip() for r in mine[k : k + 20]):
                     continue  # bert-score crashes on an empty text; keep the comparison about speed
-                docs.append((" ".join(r["candidate"] for r in mine[k : k + 20]), " ".join(r["reference"] for r in mine[k : k + 20])))
+                docs.append(
+                    (
+                        " ".join(r["candidate"] for r in mine[k : k + 20]),
+                        " ".join(r["reference"] for r in mine[k : k + 20]),
+                    )
+                )
         return [([c for c, _ in docs], [r for _, r in docs])]
     if name.startswith("w"):  # window mode at about N thousand tokens per text
         k = int(name[1:].rstrip("k"))
@@ -77,8 +82,15 @@ def workload(name: str) -> list[tuple[list[str], list[str]]]:
 
 
 CONTENDERS = {
-    "a": ["bert-score", "torchmetrics", "fastbertscore", "fastbertscore-bf16", "fastbertscore-auto", "encoder-only",
-          "encoder-only-bf16"],
+    "a": [
+        "bert-score",
+        "torchmetrics",
+        "fastbertscore",
+        "fastbertscore-bf16",
+        "fastbertscore-auto",
+        "encoder-only",
+        "encoder-only-bf16",
+    ],
     "b": ["bert-score", "fastbertscore", "fastbertscore-cache", "fastbertscore-bf16-cache", "fastbertscore-disk"],
     "c10k": ["bert-score", "fastbertscore", "fastbertscore-bf16"],
     "c100k": ["fastbertscore-bf16"],
@@ -153,7 +165,6 @@ def _bare_encoder(path: str, name: str, bf16: bool):
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             for input_ids, mask in todo:
                 model(input_ids, attention_mask=mask)
-        return None
 
     return run
 
@@ -212,11 +223,19 @@ def _summarise(name, n_pairs, results):
             from scipy.stats import kendalltau
 
             tau = kendalltau(flat[contender], flat["fastbertscore"]).statistic
-        rows.append({
-            "workload": name, "contender": contender, "pairs": n_pairs, "seconds": seconds, "pairs_per_s": n_pairs / seconds,
-            "speedup": base / seconds if base else None, "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-            "max_abs_dF": delta, "kendall_tau_vs_exact": tau,
-        })
+        rows.append(
+            {
+                "workload": name,
+                "contender": contender,
+                "pairs": n_pairs,
+                "seconds": seconds,
+                "pairs_per_s": n_pairs / seconds,
+                "speedup": base / seconds if base else None,
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "max_abs_dF": delta,
+                "kendall_tau_vs_exact": tau,
+            }
+        )
     return rows
 
 
@@ -250,7 +269,7 @@ def table(rows: list[dict], rounds: int) -> str:
         "| workload | contender | pairs | s | pairs/s | × bert-score | peak RSS MB | max abs ΔF vs bert-score | τ vs exact |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
     )
-    fmt = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
+    fmt = lambda v, f: "–" if v is None else format(v, f)
     return head + "".join(
         f"| {r['workload']} | {r['contender']} | {r['pairs']} | {r['seconds']:.2f} | {r['pairs_per_s']:.3g} | "
         f"{fmt(r['speedup'], '.2f')} | {r['peak_rss_mb']:.0f} | {fmt(r['max_abs_dF'], '.1e')} | {fmt(r['kendall_tau_vs_exact'], '.4f')} |\n"

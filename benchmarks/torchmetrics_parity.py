@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from speed import machine  # noqa: E402
+from speed import machine
 
 DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
 
@@ -75,11 +75,15 @@ def main() -> int:
     ]
     for layer in map(int, args.layers.split(",")):
         reference = f1_of("bert-score", path, layer, cands, refs)
-        for kind, label in (("torchmetrics", "torchmetrics.text.BERTScore"),
-                            ("ours", "fastbertscore.integrations.torchmetrics.BERTScore")):
+        for kind, label in (
+            ("torchmetrics", "torchmetrics.text.BERTScore"),
+            ("ours", "fastbertscore.integrations.torchmetrics.BERTScore"),
+        ):
             delta = (f1_of(kind, path, layer, cands, refs).cpu() - reference).abs()
-            lines.append(f"| {layer} | `{label}` | {int((delta > 1e-3).sum())} of {len(delta)} | {delta.max():.2g} | "
-                         f"{delta.mean():.2g} |")
+            lines.append(
+                f"| {layer} | `{label}` | {int((delta > 1e-3).sum())} of {len(delta)} | {delta.max():.2g} | "
+                f"{delta.mean():.2g} |"
+            )
     report = "\n".join(lines) + "\n"
     Path(args.out).write_text(report, encoding="utf-8")
     print(report)

@@ -66,12 +66,20 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
     if settings.baseline_path is not None:
         path, source, kind = settings.baseline_path, settings.baseline_path, "custom"
     else:
-        path, source = find_baseline(settings.lang, settings.model_type_or_default, repo_id=settings.baseline_repo,
-                                     revision=settings.baseline_revision)
+        path, source = find_baseline(
+            settings.lang,
+            settings.model_type_or_default,
+            repo_id=settings.baseline_repo,
+            revision=settings.baseline_revision,
+        )
         kind = "baseline"
     table = read_baseline(path)
     logger.info("rescaling with baseline %s", source)
-    return select_layers(table, num_layers, settings.all_layers, str(source)), (kind, str(source), digest(Path(path).read_bytes()))
+    return select_layers(table, num_layers, settings.all_layers, str(source)), (
+        kind,
+        str(source),
+        digest(Path(path).read_bytes()),
+    )
 
 
 def _stored_weights(dtype: str, device: str) -> str:
@@ -80,20 +88,30 @@ def _stored_weights(dtype: str, device: str) -> str:
     if dtype == "bfloat16" and on_cpu and not hardware.cpu_native_bf16():
         logger.warning(
             "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
-            "(float32 on this CPU) unless you need these bfloat16 numbers", hardware.cpu_bf16_gap(),
+            "(float32 on this CPU) unless you need these bfloat16 numbers",
+            hardware.cpu_bf16_gap(),
         )
     return "bfloat16" if dtype == "bfloat16" and on_cpu and hardware.cpu_native_bf16() else "float32"
 
 
 def _load(settings: Settings, device: str, weights: str) -> tuple:
     """The shared (tokenizer, encoder, facts) of these model settings, its weights stored in ``weights``."""
-    key = (settings.model_type_or_default, settings.num_layers, settings.all_layers, device,
-           settings.use_fast_tokenizer, settings.layer_registry, weights)
+    key = (
+        settings.model_type_or_default,
+        settings.num_layers,
+        settings.all_layers,
+        device,
+        settings.use_fast_tokenizer,
+        settings.layer_registry,
+        weights,
+    )
     with _lock:
         if key not in _models:
             _models.clear()  # one model at a time: free the old one before loading the next
             tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
-            encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
+            encoder = load_encoder(
+                key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry
+            )
             encoder.module.to(device)
             if weights != "float32":
                 encoder.cast_to(DTYPES[weights])
@@ -109,8 +127,10 @@ def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec
     if window.capacity < 2:
         raise ValueError(f"max length {max_length} leaves no room for text between the special tokens")
     if stride is not None and stride >= window.capacity:
-        raise ValueError(f"window_stride={stride} must be smaller than the {window.capacity} text tokens a window holds "
-                         f"(max length {max_length} less {prefix + suffix} special tokens)")
+        raise ValueError(
+            f"window_stride={stride} must be smaller than the {window.capacity} text tokens a window holds "
+            f"(max length {max_length} less {prefix + suffix} special tokens)"
+        )
     return window
 
 
@@ -118,9 +138,14 @@ def _disk_cache(settings: Settings, encoder: Encoder, window, dtype: str, device
     import transformers
 
     described = {
-        "format": 1, "model_type": settings.model_type_or_default, "num_layers": encoder.num_layers,
-        "all_layers": settings.all_layers, "hidden_index": encoder.hidden_index, "dtype": dtype,
-        "device": torch.device(device).type, "window": None if window is None else list(astuple(window)),
+        "format": 1,
+        "model_type": settings.model_type_or_default,
+        "num_layers": encoder.num_layers,
+        "all_layers": settings.all_layers,
+        "hidden_index": encoder.hidden_index,
+        "dtype": dtype,
+        "device": torch.device(device).type,
+        "window": None if window is None else list(astuple(window)),
         "versions": [__version__, torch.__version__, transformers.__version__],
     }
     if "weights" not in facts:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 
 from fastbertscore import assembly
+from fastbertscore.matrix import mbr_select, pairwise_scores
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
-from fastbertscore.matrix import mbr_select, pairwise_scores
 from fastbertscore.validate import check_matrix_texts, check_mbr, check_pairs
 
 # The scorer the one-call entry points reuse (the model itself is kept by assembly).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import platform
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import torch
 
@@ -20,7 +20,7 @@ _CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 _logged_auto: set[str] = set()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cpuinfo(field: str) -> str:
     """The first ``field`` line of /proc/cpuinfo (Linux); empty elsewhere."""
     try:

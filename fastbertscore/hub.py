@@ -8,7 +8,9 @@ fail at once, in one line, when the network (not the Hub) says no.
 from __future__ import annotations
 
 
-def unreachable(repo_id: str, filename: str, *, repo_type: str | None = None, revision: str | None = None) -> str | None:
+def unreachable(
+    repo_id: str, filename: str, *, repo_type: str | None = None, revision: str | None = None
+) -> str | None:
     """Why the Hub cannot be reached for this file, or ``None`` when it answers (with anything, a 404 included)."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import HfHubHTTPError

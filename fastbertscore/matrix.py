@@ -39,8 +39,9 @@ def _distinct(labelled) -> tuple[dict[str, int], list[str]]:
 def pairwise_scores(scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None):
     """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``a[i]`` as the
     candidate against ``b[j]`` as the reference. ``a`` and ``b`` are checked (``validate.check_matrix_texts``)."""
-    index, labels = _distinct((f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b))
-                              for i, text in enumerate(texts))
+    index, labels = _distinct(
+        (f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b)) for i, text in enumerate(texts)
+    )
     emb = _embed(scorer, list(index), labels, batch_size, verbose)
     raw = score_matrix(emb, [index[t] for t in a], [index[t] for t in b], scorer.embedder.n_layers, verbose=verbose)
     return _finish(scorer, raw)
@@ -60,15 +61,26 @@ class MBRResult:
         return [group[i] for group, i in zip(samples, self.index)]
 
 
-def mbr_select(scorer, groups: list[list[str]], pseudo: list[list[str]] | None, *, utility: str = "f1",
-               verbose: bool = False, batch_size: int | None = None) -> MBRResult:
+def mbr_select(
+    scorer,
+    groups: list[list[str]],
+    pseudo: list[list[str]] | None,
+    *,
+    utility: str = "f1",
+    verbose: bool = False,
+    batch_size: int | None = None,
+) -> MBRResult:
     """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`), over groups
     checked by ``validate.check_mbr``."""
     if scorer.all_layers:
         raise ValueError("mbr needs one layer: build the scorer without all_layers=True")
     named = (("samples", groups), ("references", pseudo or []))
-    index, labels = _distinct((f"{name}[{g}][{k}]", text) for name, all_groups in named
-                              for g, group in enumerate(all_groups) for k, text in enumerate(group))
+    index, labels = _distinct(
+        (f"{name}[{g}][{k}]", text)
+        for name, all_groups in named
+        for g, group in enumerate(all_groups)
+        for k, text in enumerate(group)
+    )
     emb = _embed(scorer, list(index), labels, batch_size, verbose)
     which = UTILITIES.index(utility)
     picks, utilities = [], []
@@ -91,5 +103,6 @@ def mbr_select(scorer, groups: list[list[str]], pseudo: list[list[str]] | None, 
 
 
 def _embed(scorer, texts: list[str], labels: list[str], batch_size: int | None, verbose: bool):
-    return embed_texts(scorer.embedder, texts, labels, scorer.weights(), batch_size=batch_size or scorer.batch_size,
-                       verbose=verbose)
+    return embed_texts(
+        scorer.embedder, texts, labels, scorer.weights(), batch_size=batch_size or scorer.batch_size, verbose=verbose
+    )

@@ -39,7 +39,12 @@ class ScoreResult:
         if self.rescaled is not None:
             out.update(zip(("raw_precision", "raw_recall", "raw_f1"), (x.tolist() for x in self.raw)))
         if self.best_reference is not None:
-            out.update(zip(("best_reference_p", "best_reference_r", "best_reference_f"), (x.tolist() for x in self.best_reference)))
+            out.update(
+                zip(
+                    ("best_reference_p", "best_reference_r", "best_reference_f"),
+                    (x.tolist() for x in self.best_reference),
+                )
+            )
         out["hashcode"] = self.hash
         return out
 

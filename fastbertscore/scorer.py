@@ -17,10 +17,18 @@ from fastbertscore.pipeline.weights import document_frequencies, idf_table, sent
 from fastbertscore.result import ScoreResult, best_of_groups, split_prf
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature, mapping_digest
-from fastbertscore.validate import Pairs, check_idf_sents, check_matrix_texts, check_mbr, check_pairs
-from fastbertscore.validate import check_positive_int, check_texts
+from fastbertscore.validate import (
+    Pairs,
+    check_idf_sents,
+    check_matrix_texts,
+    check_mbr,
+    check_pairs,
+    check_positive_int,
+    check_texts,
+)
 
 logger = logging.getLogger(__name__)
+
 
 class BERTScorer:
     """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
@@ -53,12 +61,24 @@ class BERTScorer:
         use_fast_tokenizer: bool = False,
         **options,
     ):
-        settings = Settings.from_options("BERTScorer()", dict(
-            model_type=model_type, num_layers=num_layers, batch_size=batch_size, nthreads=nthreads,
-            all_layers=all_layers, idf=idf, idf_sents=idf_sents, device=device, lang=lang,
-            rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-            use_fast_tokenizer=use_fast_tokenizer, **options,
-        ))
+        settings = Settings.from_options(
+            "BERTScorer()",
+            dict(
+                model_type=model_type,
+                num_layers=num_layers,
+                batch_size=batch_size,
+                nthreads=nthreads,
+                all_layers=all_layers,
+                idf=idf,
+                idf_sents=idf_sents,
+                device=device,
+                lang=lang,
+                rescale_with_baseline=rescale_with_baseline,
+                baseline_path=baseline_path,
+                use_fast_tokenizer=use_fast_tokenizer,
+                **options,
+            ),
+        )
         self._setup(settings)
 
     @classmethod
@@ -96,8 +116,12 @@ class BERTScorer:
     use_custom_baseline = property(lambda self: self.settings.baseline_path is not None)
     use_fast_tokenizer = property(lambda self: self.settings.use_fast_tokenizer)
     tokenizer = property(lambda self: self.embedder.tokenizer)
-    max_length = property(lambda self: self.embedder.max_length, doc="Longest input in tokens, special tokens included.")
-    token_limit = property(lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if anywhere.")
+    max_length = property(
+        lambda self: self.embedder.max_length, doc="Longest input in tokens, special tokens included."
+    )
+    token_limit = property(
+        lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if anywhere."
+    )
     cache = property(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
     disk_cache = property(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
 
@@ -128,9 +152,17 @@ class BERTScorer:
         if long_inputs == "window" and self.embedder.window is not None:
             long_inputs = f"window(stride={self.embedder.window.overlap})"
         return Signature(
-            model=self.model_type, layer=layer, idf=idf, rescale=rescale, lang=self.lang or "-",
-            tokenizer="fast" if self.use_fast_tokenizer else "slow", long_inputs=long_inputs, dtype=self.dtype,
-            version=__version__, transformers=transformers.__version__, torch=torch.__version__.split("+")[0],
+            model=self.model_type,
+            layer=layer,
+            idf=idf,
+            rescale=rescale,
+            lang=self.lang or "-",
+            tokenizer="fast" if self.use_fast_tokenizer else "slow",
+            long_inputs=long_inputs,
+            dtype=self.dtype,
+            version=__version__,
+            transformers=transformers.__version__,
+            torch=torch.__version__.split("+")[0],
         )
 
     @property
@@ -217,7 +249,9 @@ class BERTScorer:
         a, b = check_matrix_texts(texts_a, texts_b)
         return pairwise_scores(self, a, b, verbose=verbose, batch_size=batch_size)
 
-    def mbr(self, samples, references=None, *, utility: str = "f1", verbose: bool = False, batch_size: int | None = None):
+    def mbr(
+        self, samples, references=None, *, utility: str = "f1", verbose: bool = False, batch_size: int | None = None
+    ):
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
         from fastbertscore.matrix import mbr_select
 
@@ -286,11 +320,23 @@ def score(
         ((1,), True)
     """
     pairs = check_pairs(cands, refs)
-    settings = Settings.from_options("score()", dict(
-        model_type=model_type, num_layers=num_layers, idf=idf, device=device, batch_size=batch_size,
-        nthreads=nthreads, all_layers=all_layers, lang=lang, rescale_with_baseline=rescale_with_baseline,
-        baseline_path=baseline_path, use_fast_tokenizer=use_fast_tokenizer, **options,
-    ))
+    settings = Settings.from_options(
+        "score()",
+        dict(
+            model_type=model_type,
+            num_layers=num_layers,
+            idf=idf,
+            device=device,
+            batch_size=batch_size,
+            nthreads=nthreads,
+            all_layers=all_layers,
+            lang=lang,
+            rescale_with_baseline=rescale_with_baseline,
+            baseline_path=baseline_path,
+            use_fast_tokenizer=use_fast_tokenizer,
+            **options,
+        ),
+    )
     scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
     return _returned(scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs), return_hash)
 

@@ -25,7 +25,8 @@ from fastbertscore.validate import (
 LongInputs = Literal["truncate", "window", "error"]
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 
-def _option(default, *flags: str, help: str, **argparse_kwargs) -> Any:  # noqa: A002 - argparse's own word
+
+def _option(default, *flags: str, help: str, **argparse_kwargs) -> Any:
     """A settings field and how the CLIs spell it (no flags: not on the command line)."""
     return field(default=default, metadata={"flags": flags, "help": help, "argparse": argparse_kwargs})
 
@@ -43,9 +44,13 @@ class Settings:
     model_type: str | None = _option(
         None, "-m", "--model", help="model id or folder (default without --lang: the embedded default model)"
     )
-    num_layers: int | None = _option(None, "-l", "--num_layers", help="layer to use (default: the model's tuned layer)", type=int)
+    num_layers: int | None = _option(
+        None, "-l", "--num_layers", help="layer to use (default: the model's tuned layer)", type=int
+    )
     batch_size: int = _option(64, "-b", "--batch_size", help="sentences per encoder batch at most", type=int)
-    nthreads: int = _option(4, "--nthreads", help="accepted for compatibility (tokenizing is already parallel)", type=int)
+    nthreads: int = _option(
+        4, "--nthreads", help="accepted for compatibility (tokenizing is already parallel)", type=int
+    )
     all_layers: bool = _option(False, help="score with every layer: (L + 1, N) tensors")
     idf: bool | Mapping[int, float] = _option(
         False, "--idf", help="weight tokens by idf over the references (in Python also a {token_id: weight} mapping)"
@@ -54,23 +59,35 @@ class Settings:
         None, help="sentences to count idf over (default: the references); not with an idf mapping"
     )
     device: str | None = _option(None, "--device", help="cpu, cuda, cuda:1, mps (default: cuda when available)")
-    lang: str | None = _option(None, "--lang", help="language code (en, zh, de, ...): picks the default model and baseline")
-    rescale_with_baseline: bool = _option(False, "--rescale_with_baseline", help="rescale with the baseline of the model")
+    lang: str | None = _option(
+        None, "--lang", help="language code (en, zh, de, ...): picks the default model and baseline"
+    )
+    rescale_with_baseline: bool = _option(
+        False, "--rescale_with_baseline", help="rescale with the baseline of the model"
+    )
     baseline_path: str | None = _option(None, "--baseline_path", help="a LAYER,P,R,F baseline file of your own")
     use_fast_tokenizer: bool = _option(False, "--use_fast_tokenizer", help="ask for the fast tokenizer (opt-in)")
     baseline_repo: str | None = _option(
-        None, "--baseline_repo", help="Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)"
+        None,
+        "--baseline_repo",
+        help="Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)",
     )
-    baseline_revision: str | None = _option(None, "--baseline_revision", help="its branch, tag or commit (default: main)")
+    baseline_revision: str | None = _option(
+        None, "--baseline_revision", help="its branch, tag or commit (default: main)"
+    )
     long_inputs: LongInputs = _option(
-        "truncate", "--long_inputs", choices=LONG_INPUTS,
+        "truncate",
+        "--long_inputs",
+        choices=LONG_INPUTS,
         help="texts longer than the model's window: cut as bert-score (default), score through sliding windows, or fail",
     )
     window_stride: int | None = _option(
         None, "--window_stride", type=int, help="tokens neighbouring windows share (default: a quarter of the window)"
     )
     dtype: DType = _option(
-        "float32", "--dtype", choices=DTYPE_CHOICES,
+        "float32",
+        "--dtype",
+        choices=DTYPE_CHOICES,
         help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and faster only with "
         "native hardware support; auto picks the fastest that holds on the device",
     )
@@ -79,15 +96,22 @@ class Settings:
         None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"
     )
     layer_registry: bool = _option(
-        False, "--layer_registry",
+        False,
+        "--layer_registry",
         help="for a model without a published layer, use the one recorded by `bertscore tune-layer --record`",
     )
 
     def __post_init__(self):
         check_options(
-            model_type=self.model_type, lang=self.lang, rescale_with_baseline=self.rescale_with_baseline,
-            baseline_path=self.baseline_path, dtype=self.dtype, long_inputs=self.long_inputs,
-            window_stride=self.window_stride, cache_mb=self.cache_mb, cache_dir=self.cache_dir,
+            model_type=self.model_type,
+            lang=self.lang,
+            rescale_with_baseline=self.rescale_with_baseline,
+            baseline_path=self.baseline_path,
+            dtype=self.dtype,
+            long_inputs=self.long_inputs,
+            window_stride=self.window_stride,
+            cache_mb=self.cache_mb,
+            cache_dir=self.cache_dir,
             device=self.resolved_device,
         )
         check_positive_int(self.batch_size, "batch_size")
@@ -147,7 +171,9 @@ class Settings:
         """The settings as keyword parameters, for front doors whose signature must be explicit (evaluate's
         ``_compute``)."""
         return [
-            inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default)
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default
+            )
             for f in fields(cls)
         ]
 
@@ -182,6 +208,3 @@ def from_arguments(args: argparse.Namespace, **overrides) -> Settings:
     """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
     given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
     return Settings(**{**given, **overrides})
-
-
-

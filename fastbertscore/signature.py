@@ -41,8 +41,17 @@ class Signature:
     torch: str
 
     _SHORT = {
-        "model": "m", "layer": "l", "idf": "idf", "rescale": "r", "lang": "lang", "tokenizer": "tok",
-        "long_inputs": "long", "dtype": "dtype", "version": "v", "transformers": "hf", "torch": "pt",
+        "model": "m",
+        "layer": "l",
+        "idf": "idf",
+        "rescale": "r",
+        "lang": "lang",
+        "tokenizer": "tok",
+        "long_inputs": "long",
+        "dtype": "dtype",
+        "version": "v",
+        "transformers": "hf",
+        "torch": "pt",
     }
 
     def __str__(self) -> str:
@@ -56,8 +65,14 @@ class Signature:
         """bert-score's hash code, with a suffix for each number-changing setting bert-score does not have."""
         rescaled = self.rescale != "no"
         return get_hash(
-            self.model, self.layer.split()[0], self.idf != "no", rescaled, self.rescale.startswith("custom:"),
-            self.tokenizer == "fast", idf_map=self.idf if self.idf.startswith("map:") else None,
-            long_inputs=self.long_inputs, dtype=self.dtype,
+            self.model,
+            self.layer.split()[0],
+            self.idf != "no",
+            rescaled,
+            self.rescale.startswith("custom:"),
+            self.tokenizer == "fast",
+            idf_map=self.idf if self.idf.startswith("map:") else None,
+            long_inputs=self.long_inputs,
+            dtype=self.dtype,
             baseline=self.rescale.split(":")[1].split()[0] if rescaled else None,
         )

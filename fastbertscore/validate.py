@@ -112,8 +112,19 @@ def check_num_layers(num_layers, depth: int, model: str) -> int:
 LONG_INPUTS = ("truncate", "window", "error")
 
 
-def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dtype, long_inputs, window_stride,
-                  cache_mb, device, cache_dir=None) -> None:
+def check_options(
+    *,
+    model_type,
+    lang,
+    rescale_with_baseline,
+    baseline_path,
+    dtype,
+    long_inputs,
+    window_stride,
+    cache_mb,
+    device,
+    cache_dir=None,
+) -> None:
     """The scorer's settings, checked together before any model is loaded."""
     if model_type is None and lang is None:
         raise ValueError(
@@ -129,7 +140,9 @@ def check_options(*, model_type, lang, rescale_with_baseline, baseline_path, dty
     if long_inputs not in LONG_INPUTS:
         raise ValueError(f"long_inputs={long_inputs!r} is not one of {', '.join(LONG_INPUTS)}")
     if window_stride is not None and long_inputs != "window":
-        raise ValueError(f"window_stride={window_stride!r} applies only with long_inputs='window' (got long_inputs={long_inputs!r})")
+        raise ValueError(
+            f"window_stride={window_stride!r} applies only with long_inputs='window' (got long_inputs={long_inputs!r})"
+        )
     for name, value in (("window_stride", window_stride), ("cache_mb", cache_mb)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
@@ -204,6 +217,16 @@ def check_mbr(samples, references, utility: str) -> tuple[list[list[str]], list[
 
 
 __all__ = [
-    "Pairs", "check_pairs", "check_hub_model_id", "check_texts", "check_positive_int", "check_num_layers", "check_idf_sents", "check_options", "check_groups",
-    "check_matrix_texts", "check_mbr", "UTILITIES",
+    "UTILITIES",
+    "Pairs",
+    "check_groups",
+    "check_hub_model_id",
+    "check_idf_sents",
+    "check_matrix_texts",
+    "check_mbr",
+    "check_num_layers",
+    "check_options",
+    "check_pairs",
+    "check_positive_int",
+    "check_texts",
 ]

@@ -15,10 +15,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ["FASTBERTSCORE_LAYER_REGISTRY"] = os.path.join(os.path.dirname(__file__), ".no-such-registry.json")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import pytest  # noqa: E402
-from paths import RATINGS  # noqa: E402
-from tiny_models import save_tiny  # noqa: E402
-
+import pytest
+from paths import RATINGS
+from tiny_models import save_tiny
 
 #: The second numeric path of .ci/run: every encoder batch holds this many sentences, whatever a caller asked
 #: for, so that padding and GEMM blocking differ from the first run (subprocesses keep their own batch sizes).
@@ -44,8 +43,12 @@ def kernel_fingerprint() -> str:
 
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(37, 384, generator=generator)
-    outputs = (x @ torch.randn(384, 1536, generator=generator), torch.softmax(3 * x, -1),
-               torch.nn.functional.layer_norm(5 * x, (384,)), torch.nn.functional.gelu(x))
+    outputs = (
+        x @ torch.randn(384, 1536, generator=generator),
+        torch.softmax(3 * x, -1),
+        torch.nn.functional.layer_norm(5 * x, (384,)),
+        torch.nn.functional.gelu(x),
+    )
     return hashlib.sha256(b"".join(t.numpy().tobytes() for t in outputs)).hexdigest()[:12]
 
 

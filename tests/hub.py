@@ -15,8 +15,12 @@ from servers import ServerExited, unused_port, wait_until
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=test", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=test", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str], repo_type: str = "datasets"):
@@ -40,7 +44,9 @@ def serve_dataset_repo(root: Path, repo_id: str, files: dict[str, str], repo_typ
             f'[basic]\nhost = "127.0.0.1"\nport = {port}\nmirrors-path = ["{root / "mirrors"}"]\n'
             f'repos-path = "{root / "repos"}"\n[accessibility]\noffline = true\n'
         )
-        server = subprocess.Popen(["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            ["olah-cli", "-c", str(config)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         url = f"http://127.0.0.1:{port}{prefix}/{repo_id}/resolve/main/{relpath}"
         try:
             # Ready when *this* olah serves the repo's first file there (another server that took the port

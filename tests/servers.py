@@ -57,7 +57,7 @@ class FlakyProxy:
         self.cut_bytes: tuple[int, int] | None = None  # (sent, total) of the download that was cut
         self._server = None
 
-    def start(self) -> "FlakyProxy":
+    def start(self) -> FlakyProxy:
         import http.client
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -20,8 +20,15 @@ import fastbertscore as fb
 # Every test here needs the app server (about 8 s to start); the browser test also needs Chromium.
 pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _app_examples() -> list[list[str]]:
@@ -43,8 +50,9 @@ def app_url(tmp_path_factory):
     env.pop("GRADIO_SERVER_PORT", None)
     log = tmp_path_factory.mktemp("app") / "app.log"
     with log.open("w") as out:
-        server = subprocess.Popen([sys.executable, "-u", str(REPO / "app.py")], cwd=REPO, env=env, stdout=out,
-                                  stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [sys.executable, "-u", str(REPO / "app.py")], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         url = wait_until(lambda: url_in_log(log, r"http://127\.0\.0\.1:\d+"), server, 120, "app.py")
     except RuntimeError as error:
@@ -89,11 +97,16 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 
     data = tmp_path / "pairs.tsv"
-    data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n")
+    data.write_text(
+        "candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n"
+    )
     P, R, F = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)
     rescaled_hash = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True).hash
-    batch_F = fb.score(["The cat sat on the mat.", "It is raining."], ["A cat was sitting on the mat.", "Rain is falling."],
-                       model_type=fb.DEFAULT_MODEL)[2]
+    batch_F = fb.score(
+        ["The cat sat on the mat.", "It is raining."],
+        ["A cat was sitting on the mat.", "Rain is falling."],
+        model_type=fb.DEFAULT_MODEL,
+    )[2]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1600})
@@ -101,7 +114,9 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         page.locator("#candidate textarea").fill(CAND)
         page.locator("#references textarea").fill(REF)
         page.locator("#score-button").click()
-        page.wait_for_function("document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000)
+        page.wait_for_function(
+            "document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000
+        )
         assert page.locator("#hashcode textarea").input_value() == rescaled_hash  # the Space rescales by default
         scores = page.locator("#scores").inner_text()
         assert str(round(float(F[0]), 6)) in scores and str(round(float(P[0]), 6)) in scores
@@ -118,7 +133,9 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         )
         page.locator("#score-button").click()
         page.wait_for_function("document.querySelector('#counted')?.innerText.includes('of 2')", timeout=90_000)
-        result = fb.BERTScorer(model_type=fb.DEFAULT_MODEL).score_result([EXAMPLES[1][0]], [EXAMPLES[1][1].splitlines()])
+        result = fb.BERTScorer(model_type=fb.DEFAULT_MODEL).score_result(
+            [EXAMPLES[1][0]], [EXAMPLES[1][1].splitlines()]
+        )
         best = [int(x[0]) + 1 for x in result.best_reference]
         counted = page.locator("#counted").inner_text()
         if len(set(best)) == 1:
@@ -161,8 +178,13 @@ def test_compare_systems_tab_in_a_real_browser(app_url, tmp_path):
 
     files, refs_file, outputs, refs = _system_files(tmp_path)
     # The Space rescales by default (language en); the table must equal compare() with the same settings.
-    expected = fb.compare({f.name: outputs[f.stem] for f in files}, refs, model_type=fb.DEFAULT_MODEL, lang="en",
-                          rescale_with_baseline=True)
+    expected = fb.compare(
+        {f.name: outputs[f.stem] for f in files},
+        refs,
+        model_type=fb.DEFAULT_MODEL,
+        lang="en",
+        rescale_with_baseline=True,
+    )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1600})
@@ -172,11 +194,13 @@ def test_compare_systems_tab_in_a_real_browser(app_url, tmp_path):
         # The file list shows a name's stem and extension on separate lines.
         page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=30_000)
         page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-        page.wait_for_function("n => document.querySelector('#compare-systems')?.innerText.includes(n)",
-                               arg=files[-1].stem, timeout=30_000)  # every upload has landed
+        page.wait_for_function(
+            "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=30_000
+        )  # every upload has landed
         page.locator("#compare-button").click()
-        page.wait_for_function("document.querySelector('#compare-summary')?.innerText.includes('3 systems')",
-                               timeout=120_000)
+        page.wait_for_function(
+            "document.querySelector('#compare-summary')?.innerText.includes('3 systems')", timeout=120_000
+        )
         table = page.locator("#compare-table").inner_text()
         for k, s in enumerate(expected.systems):
             assert s.name in table
@@ -198,10 +222,22 @@ def test_compare_endpoint_refuses_a_system_of_the_wrong_length(app_url, tmp_path
     files, refs_file, _, _ = _system_files(tmp_path, 2)
     files[1].write_text("only one line\n", encoding="utf-8")
     with pytest.raises(AppError, match=f"System {files[1].name} has 1 lines but the references have"):
-        Client(app_url, verbose=False).predict(handle_file(str(refs_file)), "", [handle_file(str(f)) for f in files], "",
-                                               "paired bootstrap", None, 12345, fb.DEFAULT_MODEL, "", "en", False, True,
-                                               "float32", api_name="/compare")
-
+        Client(app_url, verbose=False).predict(
+            handle_file(str(refs_file)),
+            "",
+            [handle_file(str(f)) for f in files],
+            "",
+            "paired bootstrap",
+            None,
+            12345,
+            fb.DEFAULT_MODEL,
+            "",
+            "en",
+            False,
+            True,
+            "float32",
+            api_name="/compare",
+        )
 
 
 # Issue 32: the Space as people meet it. Each test drives the page as a person would and checks what they see.
@@ -211,7 +247,9 @@ SHORT_REFERENCE = "The committee discussed the budget."
 
 def browser_test(test):
     """The marks every test below carries: a browser test, skipped where Debian's Chromium is missing."""
-    test = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")(test)
+    test = pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)"
+    )(test)
     return pytest.mark.browser(test)
 
 
@@ -274,7 +312,9 @@ def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_pat
     # Item 3: the Batch table was 3,035 px wide in a 1,214 px box, every score off-screen.
     long = "The committee discussed the budget and the plans for next year, the hospital and the roads. " * 4
     data = tmp_path / "pairs.tsv"
-    data.write_text(f"candidate\treference\tsecond\n{long}\t{long[::-1]}\tA short one.\nIt is raining.\tRain is falling.\tIt rains.\n")
+    data.write_text(
+        f"candidate\treference\tsecond\n{long}\t{long[::-1]}\tA short one.\nIt is raining.\tRain is falling.\tIt rains.\n"
+    )
     _batch(page, data, "reference, second")
     page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=120_000)
     headers = page.locator("#results thead").first.inner_text()
@@ -283,7 +323,9 @@ def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_pat
     cell = page.locator("#results [role=gridcell]").filter(has_text="The committee discussed").first
     assert long.strip() not in cell.inner_text()  # shortened on screen…
     cell.click()
-    page.wait_for_function("t => document.querySelector('#results').innerText.includes(t)", arg=long.strip(), timeout=10_000)
+    page.wait_for_function(
+        "t => document.querySelector('#results').innerText.includes(t)", arg=long.strip(), timeout=10_000
+    )
     assert not _tables_wider_than_their_box(page)  # …and the whole text, a click away, wraps in the box
 
 
@@ -291,17 +333,23 @@ def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_pat
 def test_blank_lines_separate_pasted_systems(page):
     # Item 4: "System baseline has 5 lines but the references have 4".
     refs = ["The cat sat on the mat.", "It is raining.", "The meeting was postponed.", "Prices rose."]
-    systems = {"baseline": ["A cat sat on a mat.", "It rains.", "The meeting was delayed.", "Prices went up."],
-               "other": ["The cat sat.", "Rain.", "", "Prices rose sharply."]}
+    systems = {
+        "baseline": ["A cat sat on a mat.", "It rains.", "The meeting was delayed.", "Prices went up."],
+        "other": ["The cat sat.", "Rain.", "", "Prices rose sharply."],
+    }
     # Each block ends in a blank line; the empty output is written as the Space says (a line "").
-    pasted = "".join(f"=== {name}\n" + "".join(f"{line or fb.space.EMPTY_LINE}\n" for line in lines) + "\n"
-                     for name, lines in systems.items())
+    pasted = "".join(
+        f"=== {name}\n" + "".join(f"{line or fb.space.EMPTY_LINE}\n" for line in lines) + "\n"
+        for name, lines in systems.items()
+    )
     page.get_by_role("tab", name="Compare systems").click()
     page.locator("#paste").get_by_text("…or paste them").click()
     page.locator("#ref-text textarea").fill("\n".join(refs) + "\n\n")
     page.locator("#systems-text textarea").fill(pasted)
     page.locator("#compare-button").click()
-    page.wait_for_function("document.querySelector('#compare-summary')?.innerText.includes('2 systems')", timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#compare-summary')?.innerText.includes('2 systems')", timeout=120_000
+    )
     expected = fb.compare(systems, refs, model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True)
     table = page.locator("#compare-table").inner_text()
     for s in expected.systems:
@@ -317,18 +365,24 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
     page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
     page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
     page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-    page.wait_for_function("n => document.querySelector('#compare-systems')?.innerText.includes(n)",
-                           arg=files[-1].stem, timeout=60_000)
+    page.wait_for_function(
+        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=60_000
+    )
     for rescaled in (True, False):
         if not rescaled:
             page.locator("#rescale input").uncheck()
         page.locator("#compare-button").click()
         kind = "rescaled" if rescaled else "raw"
-        page.wait_for_function("k => document.querySelector('#compare-table thead')?.innerText.includes(`F1 (${k})`)",
-                               arg=kind, timeout=120_000)
+        page.wait_for_function(
+            "k => document.querySelector('#compare-table thead')?.innerText.includes(`F1 (${k})`)",
+            arg=kind,
+            timeout=120_000,
+        )
         headers = page.locator("#compare-table thead").first.inner_text()
         assert all(f"{c} ({kind})" in headers for c in ("P", "R", "F1"))
-        assert ("rescaled with the baseline" if rescaled else "raw (not rescaled)") in page.locator("#compare-summary").inner_text()
+        assert ("rescaled with the baseline" if rescaled else "raw (not rescaled)") in page.locator(
+            "#compare-summary"
+        ).inner_text()
         assert not _tables_wider_than_their_box(page)
     data = tmp_path / "pairs.tsv"
     data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\n")
@@ -346,13 +400,18 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
 def test_an_error_clears_the_previous_outputs_and_says_why(page):
     # Item 5: after an error, "Reference 1 of 1 counted…" and the old scores stayed beside the Error badges.
     _score_pair(page, CAND, REF)
-    page.wait_for_function("document.querySelector('#counted')?.innerText.includes('Reference 1 of 1')", timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#counted')?.innerText.includes('Reference 1 of 1')", timeout=120_000
+    )
     _score_pair(page, CAND, "")
     page.locator(".toast-body").filter(has_text="The reference is empty").first.wait_for(timeout=60_000)
     assert "Reference 1 of 1" not in page.locator("#counted").inner_text()
     assert page.locator("#hashcode textarea").input_value() == ""
     assert "rescaled" not in page.locator("#hashcode").inner_text()  # the label of the last run's kind is gone too
-    assert str(round(float(fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)[2][0]), 6)) not in page.locator("#scores").inner_text()
+    assert (
+        str(round(float(fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)[2][0]), 6))
+        not in page.locator("#scores").inner_text()
+    )
     assert page.locator("#heatmap img").count() == 0
 
 

@@ -18,10 +18,10 @@ from paths import REPO
 from tolerances import PRINTED_6, prf_bounds
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-BLOCK = re.compile(r"(?:<!-- not run: (?P<reason>[^>]+) -->\n)?```python\n(?P<code>.*?)```", re.S)
+BLOCK = re.compile(r"(?:<!-- not run: (?P<reason>[^>]+) -->\n)?```python\n(?P<code>.*?)```", re.DOTALL)
 
 
-SHELL = re.compile(r"<!-- run:[^>]*-->\n```bash\n(?P<code>.*?)```", re.S)
+SHELL = re.compile(r"<!-- run:[^>]*-->\n```bash\n(?P<code>.*?)```", re.DOTALL)
 
 
 def _blocks(page):
@@ -32,9 +32,14 @@ def test_every_page_is_in_the_site_and_the_site_builds_strict(tmp_path):
     nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     for page in (REPO / "docs").glob("*.md"):
         assert page.name in nav or page.name.startswith("metaeval_"), f"docs/{page.name} is in no nav entry"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     import fastbertscore
@@ -46,7 +51,9 @@ def test_every_page_is_in_the_site_and_the_site_builds_strict(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [p for p in PAGES if any(not reason for _, reason in _blocks(p))], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if any(not reason for _, reason in _blocks(p))], ids=lambda p: p.name
+)
 def test_python_examples_run(page, tmp_path, monkeypatch):
     # The examples load the evaluate module as users do: "bertscore" (a checkout folder) or "./bertscore.py".
     (tmp_path / "bertscore").mkdir()
@@ -84,13 +91,16 @@ def _same_words(got: str, shown: str) -> bool:
     bound = prf_bounds()[2] + 2 * PRINTED_6
     a, b = got.split(), shown.split()
     return len(a) == len(b) and all(
-        x == y or (re.fullmatch(r"-?\d+\.\d+", x) and re.fullmatch(r"-?\d+\.\d+", y) and abs(float(x) - float(y)) <= bound)
+        x == y
+        or (re.fullmatch(r"-?\d+\.\d+", x) and re.fullmatch(r"-?\d+\.\d+", y) and abs(float(x) - float(y)) <= bound)
         for x, y in zip(a, b)
     )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [p for p in PAGES if SHELL.search(p.read_text(encoding="utf-8"))], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if SHELL.search(p.read_text(encoding="utf-8"))], ids=lambda p: p.name
+)
 def test_shell_examples_run_and_print_what_they_show(page, tmp_path):
     for block in SHELL.finditer(page.read_text(encoding="utf-8")):
         for command, shown in _commands(block["code"]):
@@ -98,4 +108,6 @@ def test_shell_examples_run_and_print_what_they_show(page, tmp_path):
             assert done.returncode == 0, f"{command}: {done.stderr[-1000:]}"
             got = done.stdout.splitlines()
             if shown:
-                assert len(got) == len(shown) and all(map(_same_words, got, shown)), f"{command} printed {got}, the page shows {shown}"
+                assert len(got) == len(shown) and all(map(_same_words, got, shown)), (
+                    f"{command} printed {got}, the page shows {shown}"
+                )

@@ -18,7 +18,9 @@ WITH_EXAMPLES = sorted(
 
 
 def test_the_examples_are_found():
-    assert {"fastbertscore.scorer", "fastbertscore.compute", "fastbertscore.explanations.explanation"} <= set(WITH_EXAMPLES)
+    assert {"fastbertscore.scorer", "fastbertscore.compute", "fastbertscore.explanations.explanation"} <= set(
+        WITH_EXAMPLES
+    )
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)
@@ -28,4 +30,6 @@ def test_docstring_examples_run(name):
     for test in doctest.DocTestFinder(exclude_empty=True).find(module, name):
         runner.run(test)  # a failing example is printed with what it gave and what was expected
     results = runner.summarize(verbose=False)
-    assert results.attempted > 0 and results.failed == 0, f"{results.failed} of {results.attempted} examples failed in {name}"
+    assert results.attempted > 0 and results.failed == 0, (
+        f"{results.failed} of {results.attempted} examples failed in {name}"
+    )

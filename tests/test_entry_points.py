@@ -13,7 +13,10 @@ import pytest
 import torch
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from paths import REPO
+from paths import (
+    MINILM,
+    REPO,
+)
 from tolerances import PRINTED_6, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
@@ -21,17 +24,18 @@ from fastbertscore.cli.main import main as cli_main
 from fastbertscore.explanations.explanation import split_sentences
 from fastbertscore.integrations.torchmetrics import BERTScore
 
-from paths import MINILM  # noqa: E402
 LAYER = 4
 
-OPTIONS = st.fixed_dictionaries({
-    "idf": st.sampled_from(["off", "on", "mapping"]),
-    "rescale": st.booleans(),
-    "all_layers": st.booleans(),
-    "multi_ref": st.booleans(),
-    "window": st.booleans(),
-    "batch_size": st.sampled_from([1, 7, 64]),
-})
+OPTIONS = st.fixed_dictionaries(
+    {
+        "idf": st.sampled_from(["off", "on", "mapping"]),
+        "rescale": st.booleans(),
+        "all_layers": st.booleans(),
+        "multi_ref": st.booleans(),
+        "window": st.booleans(),
+        "batch_size": st.sampled_from([1, 7, 64]),
+    }
+)
 
 
 class Case:
@@ -46,8 +50,13 @@ class Case:
         self.flat = [r for item in self.refs for r in ([item] if isinstance(item, str) else item)]
         mapping = defaultdict(lambda: 1.0, {1996: 2.0, 1037: 0.5, 2003: 3.0, 101: 0.0, 102: 0.0})  # "the", "a", "is"
         idf = {"off": False, "on": True, "mapping": mapping}[drawn["idf"]]
-        self.options = dict(model_type=MINILM, num_layers=LAYER, idf=idf, all_layers=drawn["all_layers"],
-                            long_inputs="window" if drawn["window"] else "truncate")
+        self.options = dict(
+            model_type=MINILM,
+            num_layers=LAYER,
+            idf=idf,
+            all_layers=drawn["all_layers"],
+            long_inputs="window" if drawn["window"] else "truncate",
+        )
         if drawn["rescale"]:
             self.options.update(lang="en", rescale_with_baseline=True)
         self.batch_size = drawn["batch_size"]
@@ -71,8 +80,16 @@ class Case:
         return values[LAYER] if self.options["all_layers"] else values
 
     def bound(self, k: int) -> float:
-        b = self.baseline.reshape(-1, 3)[LAYER if self.options["all_layers"] else 0] if self.baseline is not None else None
-        return float(prf_bounds(baseline=b, tokens=self.tokens)[k].max()) if b is not None else prf_bounds(tokens=self.tokens)[k]
+        b = (
+            self.baseline.reshape(-1, 3)[LAYER if self.options["all_layers"] else 0]
+            if self.baseline is not None
+            else None
+        )
+        return (
+            float(prf_bounds(baseline=b, tokens=self.tokens)[k].max())
+            if b is not None
+            else prf_bounds(tokens=self.tokens)[k]
+        )
 
 
 def _scorer_paths(case: Case) -> None:
@@ -103,8 +120,23 @@ def _cli_path(case: Case, tmp_path, capsys) -> None:
         path = tmp_path / f"ref{k}.txt"
         path.write_text("\n".join(c[k] if k < len(c) else c[0] for c in columns) + "\n", encoding="utf-8")
         ref_files.append(str(path))
-    argv = ["-c", str(cand), "-r", *ref_files, "-m", MINILM, "-l", str(LAYER), "-b", str(case.batch_size), "-s",
-            "--long_inputs", case.options["long_inputs"], "--output", "json"]
+    argv = [
+        "-c",
+        str(cand),
+        "-r",
+        *ref_files,
+        "-m",
+        MINILM,
+        "-l",
+        str(LAYER),
+        "-b",
+        str(case.batch_size),
+        "-s",
+        "--long_inputs",
+        case.options["long_inputs"],
+        "--output",
+        "json",
+    ]
     argv += ["--idf"] if case.options["idf"] is True else []
     argv += ["--lang", "en", "--rescale_with_baseline"] if "lang" in case.options else []
     assert cli_main(argv) == 0

@@ -49,15 +49,19 @@ def test_local_module_test_load_procedure(evaluate_checkout, monkeypatch):
 def test_unknown_keyword_is_a_type_error_naming_it(evaluate_checkout):
     metric = evaluate.load(os.path.join("metrics", "bertscore"))
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_layer'"):
-        metric.compute(predictions=["a"], references=["b"], model_type="sentence-transformers/all-MiniLM-L6-v2", num_layer=3)
+        metric.compute(
+            predictions=["a"], references=["b"], model_type="sentence-transformers/all-MiniLM-L6-v2", num_layer=3
+        )
 
 
 @pytest.mark.hub
 @pytest.mark.slow
 def test_evaluate_load_from_a_space_on_a_local_hub(tmp_path):
     """Published as a Space (bertscore.py + README), served by olah on 127.0.0.1: evaluate.load("org/bertscore")."""
-    files = {"bertscore.py": (REPO / "bertscore.py").read_text(encoding="utf-8"),
-             "README.md": (REPO / "README.md").read_text(encoding="utf-8")}
+    files = {
+        "bertscore.py": (REPO / "bertscore.py").read_text(encoding="utf-8"),
+        "README.md": (REPO / "README.md").read_text(encoding="utf-8"),
+    }
     code = (
         "import json, evaluate\n"
         # revision='main': evaluate first asks for its own version tag (v0.4.6) and falls back to main on a 404;
@@ -68,7 +72,14 @@ def test_evaluate_load_from_a_space_on_a_local_hub(tmp_path):
         "print(json.dumps({'f1': out['f1'], 'best': out['best_reference_f'], 'name': type(m).__name__}))\n"
     )
     for port in serve_dataset_repo(tmp_path, "testorg/bertscore", files, repo_type="spaces"):
-        out, _ = run_python(code, {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf"),
-                                   "HF_EVALUATE_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"})
+        out, _ = run_python(
+            code,
+            {
+                "HF_ENDPOINT": f"http://127.0.0.1:{port}",
+                "HF_HOME": str(tmp_path / "hf"),
+                "HF_EVALUATE_OFFLINE": "0",
+                "HF_DATASETS_OFFLINE": "0",
+            },
+        )
         assert out["name"] == "BERTScore" and out["best"] == [1]
         assert_close(out["f1"][0], 1.0, prf_bounds()[2], "F1 of the matching reference")

@@ -13,7 +13,7 @@ import json
 import logging
 import shutil
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 
 import bert_score
 import pytest
@@ -30,7 +30,9 @@ PUBLISHED = RECORD["families"]
 SUPPORTED = [family for family in cases.FAMILIES if family not in cases.UNSUPPORTED]
 CANDS, REFS = cases.pairs()
 #: The longest input any case feeds the model (DeBERTa-v3-style and XLNet read long texts whole).
-LONGEST = max(len(ids) for family in PUBLISHED.values() for kind in family.values() for ids in kind["tokens"].get("ids", []))
+LONGEST = max(
+    len(ids) for family in PUBLISHED.values() for kind in family.values() for ids in kind["tokens"].get("ids", [])
+)
 MATRIX = [(family, kind, use_fast) for family in SUPPORTED for kind, use_fast in cases.KINDS]
 IDS = [f"{family}-{kind}" for family, kind, _ in MATRIX]
 #: Tokenizers reporting no limit: bert-score passes 1e30 as max_length. On transformers 4.57 the slow ones read
@@ -56,7 +58,7 @@ def as_tensors(entry: dict) -> tuple[torch.Tensor, ...]:
     return tuple(torch.tensor(entry[key]) for key in "PRF")
 
 
-@lru_cache(maxsize=None)
+@cache
 def ours(family: str, use_fast: bool, name: str) -> tuple[torch.Tensor, ...]:
     options = dict(cases.OPTIONS)[name]
     return fb.score(CANDS, REFS, model_type=cases.linked(family), use_fast_tokenizer=use_fast, batch_size=16, **options)
@@ -89,8 +91,9 @@ def test_scores_equal_bert_score_as_published(family, kind, use_fast):
 def test_scores_equal_live_bert_score_where_it_still_behaves_as_published(family, kind, use_fast):
     for name, options in cases.OPTIONS:
         try:
-            live = bert_score.score(CANDS, REFS, model_type=cases.linked(family), use_fast_tokenizer=use_fast,
-                                    batch_size=1, **options)
+            live = bert_score.score(
+                CANDS, REFS, model_type=cases.linked(family), use_fast_tokenizer=use_fast, batch_size=1, **options
+            )
         except OverflowError:
             assert LIVE_DIFFERS.get((family, kind)) == "OverflowError", f"{family} {kind}: bert-score overflowed"
             continue
@@ -112,8 +115,10 @@ def test_prefix_space_rule_is_the_one_of_transformers_4_57():
             continue
         path = cases.linked(family)
         named = get_tokenizer_config(path).get("tokenizer_class")
-        assert published_prefix_space(named, AutoConfig.from_pretrained(path).model_type, use_fast) is \
-            record["prefix_space_branch"], (family, kind)
+        assert (
+            published_prefix_space(named, AutoConfig.from_pretrained(path).model_type, use_fast)
+            is record["prefix_space_branch"]
+        ), (family, kind)
     # Without a tokenizer_class, the model type decides; fast tokenizers never took the branch.
     assert published_prefix_space(None, "roberta", False) and not published_prefix_space(None, "bart", False)
     assert not published_prefix_space("RobertaTokenizer", "roberta", True)
@@ -191,13 +196,17 @@ def test_seq2seq_checkpoints_load_their_encoder_quietly(caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "weights" in r.getMessage()]
 
 
-@pytest.mark.parametrize("family, module", [("longformer", "longformer.modeling_longformer"), ("led", "led.modeling_led")])
+@pytest.mark.parametrize(
+    "family, module", [("longformer", "longformer.modeling_longformer"), ("led", "led.modeling_led")]
+)
 def test_the_attention_window_padding_notice_is_dropped_and_nothing_else(family, module):
     """Longformer and LED pad to their attention window and said so once per input length, on every call."""
     fb.score(CANDS[:2], REFS[:2], model_type=cases.linked(family), num_layers=1)
     hf_logger = logging.getLogger(f"transformers.models.{module}")
     with messages_of(hf_logger.name) as seen:
-        hf_logger.warning("Input ids are automatically padded from 5 to 8 to be a multiple of `config.attention_window`: 8")
+        hf_logger.warning(
+            "Input ids are automatically padded from 5 to 8 to be a multiple of `config.attention_window`: 8"
+        )
         hf_logger.warning("any other message")
     assert seen == ["any other message"]
 
@@ -242,8 +251,11 @@ def test_a_path_containing_t5_loads_the_model_it_names(tmp_path):
     folder = tmp_path / "t5runs" / "tiny-bart"
     folder.parent.mkdir()
     folder.symlink_to(cases.FIXTURES / "tiny-bart", target_is_directory=True)
-    assert_same(fb.score(CANDS[:4], REFS[:4], model_type=str(folder), num_layers=1),
-                as_tensors({k: v[:4] for k, v in PUBLISHED["bart"]["slow"]["layer1"].items()}), "bart under t5runs/")
+    assert_same(
+        fb.score(CANDS[:4], REFS[:4], model_type=str(folder), num_layers=1),
+        as_tensors({k: v[:4] for k, v in PUBLISHED["bart"]["slow"]["layer1"].items()}),
+        "bart under t5runs/",
+    )
 
 
 def test_a_limit_past_the_position_table_is_cut_at_the_table_and_said_so(tmp_path, caplog):

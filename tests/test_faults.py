@@ -16,7 +16,9 @@ REPO = "testorg/faults"
 MODEL = "acme/model"
 RELPATH = f"de/{MODEL}.tsv"
 # Long enough that half of it is a parseable table: only the hash check can tell it is incomplete.
-TABLE = "LAYER,P,R,F\n" + "".join(f"{i},{0.1 + i / 200:.6f},{0.2 + i / 200:.6f},{0.15 + i / 200:.6f}\n" for i in range(25))
+TABLE = "LAYER,P,R,F\n" + "".join(
+    f"{i},{0.1 + i / 200:.6f},{0.2 + i / 200:.6f},{0.15 + i / 200:.6f}\n" for i in range(25)
+)
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +95,16 @@ def test_a_models_own_code_is_never_run(tmp_path, minilm_path):
     model.mkdir()
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(Path(minilm_path) / name, model / name)
-    auto_map = {"AutoConfig": "configuration_x.XConfig", "AutoModel": "modeling_x.XModel",
-                "AutoTokenizer": ["tokenization_x.XTokenizer", None]}
+    auto_map = {
+        "AutoConfig": "configuration_x.XConfig",
+        "AutoModel": "modeling_x.XModel",
+        "AutoTokenizer": ["tokenization_x.XTokenizer", None],
+    }
     (model / "config.json").write_text(__import__("json").dumps({"model_type": "x-custom", "auto_map": auto_map}))
     for module in ("configuration_x", "modeling_x", "tokenization_x"):
-        (model / f"{module}.py").write_text(f"import pathlib\\npathlib.Path({str(tmp_path)!r}, 'RAN_{module}').touch()\\n")
+        (model / f"{module}.py").write_text(
+            f"import pathlib\\npathlib.Path({str(tmp_path)!r}, 'RAN_{module}').touch()\\n"
+        )
     with pytest.raises(ValueError, match="never runs a model's code"):
         fb.score(["a"], ["b"], model_type=str(model))
     assert not list(tmp_path.glob("RAN_*"))

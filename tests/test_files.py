@@ -49,7 +49,10 @@ def test_csv_fields_may_hold_line_breaks_and_unicode_separators(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text('candidate,reference\n"two\nlines","one\u2028line"\nplain,text\n', encoding="utf-8")
     rows = read_rows(path)
-    assert rows == [{"candidate": "two\nlines", "reference": "one\u2028line"}, {"candidate": "plain", "reference": "text"}]
+    assert rows == [
+        {"candidate": "two\nlines", "reference": "one\u2028line"},
+        {"candidate": "plain", "reference": "text"},
+    ]
     assert pairs_from_rows(rows, "candidate", ["reference"]) == (["two\nlines", "plain"], ["one\u2028line", "text"])
 
 

@@ -19,10 +19,24 @@ BOUND = fp32(**TINY)
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
 # Arbitrary Unicode (no lone surrogates, which cannot be encoded), plus the awkward cases named in the issue.
-awkward = st.sampled_from([
-    "", "   ", "\t\n", "\u200b", "e\u0301\u0301\u0301", "😀👍🏽🇫🇷", "مرحبا بالعالم", "שלום עולם", "x" * 300,
-    "Ünïcödé naïve café", "東京で会いましょう。", "\x00\x07 control", "a\u202eb", "A" + "\u0300" * 30,
-])
+awkward = st.sampled_from(
+    [
+        "",
+        "   ",
+        "\t\n",
+        "\u200b",
+        "e\u0301\u0301\u0301",
+        "😀👍🏽🇫🇷",
+        "مرحبا بالعالم",
+        "שלום עולם",
+        "x" * 300,
+        "Ünïcödé naïve café",
+        "東京で会いましょう。",
+        "\x00\x07 control",
+        "a\u202eb",
+        "A" + "\u0300" * 30,
+    ]
+)
 texts = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=60), awkward)
 
 
@@ -87,8 +101,11 @@ def test_explain_offsets_slice_the_original_strings(scorer, cand, ref, level):
 
 
 @FUZZ
-@given(good=st.lists(texts, min_size=1, max_size=4), bad=st.sampled_from([None, 3, 2.5, b"bytes", ["nested"]]),
-       where=st.integers(min_value=0, max_value=3))
+@given(
+    good=st.lists(texts, min_size=1, max_size=4),
+    bad=st.sampled_from([None, 3, 2.5, b"bytes", ["nested"]]),
+    where=st.integers(min_value=0, max_value=3),
+)
 def test_bad_items_are_named_by_index(scorer, good, bad, where):
     where = min(where, len(good))
     cands = good[:where] + [bad] + good[where:]

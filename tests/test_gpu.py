@@ -41,10 +41,14 @@ def test_parity_with_bert_score_on_the_same_gpu(minilm_path, mt_pairs, idf):
 def test_multi_reference_all_layers_window_and_rescaling_on_the_gpu(minilm_path, mt_pairs):
     cands, refs = mt_pairs[0][:20], mt_pairs[1][:20]
     multi = [[refs[i], refs[(i + 3) % 20]] for i in range(20)]
-    assert_scores_close(fb.score(cands, multi, model_type=minilm_path, num_layers=4, device="cuda"),
-                        bert_score.score(cands, multi, model_type=minilm_path, num_layers=4, device="cuda"))
-    assert_scores_close(fb.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6, device="cuda"),
-                        bert_score.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6, device="cuda"))
+    assert_scores_close(
+        fb.score(cands, multi, model_type=minilm_path, num_layers=4, device="cuda"),
+        bert_score.score(cands, multi, model_type=minilm_path, num_layers=4, device="cuda"),
+    )
+    assert_scores_close(
+        fb.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6, device="cuda"),
+        bert_score.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6, device="cuda"),
+    )
     long_text = " ".join(refs) * 3
     on_gpu = fb.score([cands[0]], [long_text], model_type=fb.DEFAULT_MODEL, long_inputs="window", device="cuda")
     on_cpu = fb.score([cands[0]], [long_text], model_type=fb.DEFAULT_MODEL, long_inputs="window", device="cpu")

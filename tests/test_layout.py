@@ -40,7 +40,9 @@ def _layer(module: str) -> int:
     best, best_len = None, -1
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (rest == prefix or rest.startswith(prefix + ".") or (prefix == "" and rest == "")) and len(prefix) > best_len:
+            if (rest == prefix or rest.startswith(prefix + ".") or (prefix == "" and rest == "")) and len(
+                prefix
+            ) > best_len:
                 best, best_len = index, len(prefix)
     assert best is not None, f"{module} is in no layer of tests/test_layout.py: add it where ARCHITECTURE.md puts it"
     return best
@@ -59,7 +61,9 @@ def _imports(module: str, source: str | None = None) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
         else:
             continue
@@ -87,7 +91,7 @@ def test_there_are_no_import_cycles():
         state[module] = 1
         for target in sorted(GRAPH[module]):
             if state.get(target) == 1:
-                cycle = path[path.index(target):] + [target]
+                cycle = path[path.index(target) :] + [target]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if target not in state:
                 visit(target, path + [target])
@@ -101,7 +105,9 @@ def test_there_are_no_import_cycles():
 def test_imports_only_go_down_the_layers():
     upward = [
         f"{module} ({LAYERS[_layer(module)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
-        for module, targets in GRAPH.items() for target in targets if _layer(target) > _layer(module)
+        for module, targets in GRAPH.items()
+        for target in targets
+        if _layer(target) > _layer(module)
     ]
     assert not upward, "\n".join(upward)
 
@@ -128,12 +134,20 @@ def _private_reaches(source: str) -> list[str]:
             if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
                 found.append(f"line {node.lineno}: {ast.unparse(node)}")
         elif isinstance(node, ast.ImportFrom):
-            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            found += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
     return sorted(found, key=lambda where: int(where.split()[1].rstrip(":")))
 
 
 def test_no_module_reads_another_objects_private_members():
-    reaches = [f"{module} {where}" for module, path in MODULES.items() for where in _private_reaches(path.read_text(encoding="utf-8"))]
+    reaches = [
+        f"{module} {where}"
+        for module, path in MODULES.items()
+        for where in _private_reaches(path.read_text(encoding="utf-8"))
+    ]
     assert not reaches, "private members read from outside their object:\n" + "\n".join(reaches)
 
 
@@ -143,7 +157,8 @@ TEST_EXCEPTIONS = {("test_evaluate_module.py", "metric_class._compute"), ("serve
 
 def test_no_test_reads_private_members():
     reaches = [
-        f"{path.relative_to(REPO)} {where}" for path in sorted((REPO / "tests").rglob("*.py"))
+        f"{path.relative_to(REPO)} {where}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
         for where in _private_reaches(path.read_text(encoding="utf-8"))
         if (path.name, where.split(": ", 1)[1]) not in TEST_EXCEPTIONS
     ]
@@ -168,10 +183,17 @@ def test_every_subpackage_is_in_the_wheel():
 
 def test_architecture_md_names_every_part():
     text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    named = {m.rpartition(".")[2] for m in MODULES if m.count(".") == 1 or m.startswith(
-        ("fastbertscore.pipeline.", "fastbertscore.baselines.", "fastbertscore.cache."))}
-    missing = sorted(n for n in named - {"__main__", "_version", "__init__"} if f"`{n}" not in text and f"{n}`" not in text
-                     and f"{n}/" not in text and f"{n}.py" not in text)
+    named = {
+        m.rpartition(".")[2]
+        for m in MODULES
+        if m.count(".") == 1
+        or m.startswith(("fastbertscore.pipeline.", "fastbertscore.baselines.", "fastbertscore.cache."))
+    }
+    missing = sorted(
+        n
+        for n in named - {"__main__", "_version", "__init__"}
+        if f"`{n}" not in text and f"{n}`" not in text and f"{n}/" not in text and f"{n}.py" not in text
+    )
     assert not missing, f"ARCHITECTURE.md does not say where these live: {missing}"
 
 
@@ -189,8 +211,14 @@ def test_adapters_use_public_names_only(adapter):
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastbertscore"):
             assert node.module == "fastbertscore", f"{adapter} imports from {node.module}"
             assert all(a.name in fastbertscore.__all__ for a in node.names), f"{adapter}: not public: {node.names}"
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("fb", "fastbertscore"):
-            assert node.attr in fastbertscore.__all__ or node.attr == "__version__", f"{adapter} uses fastbertscore.{node.attr}"
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("fb", "fastbertscore")
+        ):
+            assert node.attr in fastbertscore.__all__ or node.attr == "__version__", (
+                f"{adapter} uses fastbertscore.{node.attr}"
+            )
 
 
 def test_the_tests_name_the_default_model_once():
@@ -200,6 +228,9 @@ def test_the_tests_name_the_default_model_once():
     import fastbertscore as fb
 
     assert paths.MINILM == fb.DEFAULT_MODEL
-    copies = [str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*.py")
-              if p.name != "paths.py" and re.search(r"^MINILM\s*=", p.read_text(encoding="utf-8"), re.M)]
+    copies = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "tests").rglob("*.py")
+        if p.name != "paths.py" and re.search(r"^MINILM\s*=", p.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
     assert not copies, f"define MINILM only in tests/paths.py: {copies}"

@@ -9,13 +9,14 @@ import bert_score
 import pytest
 import torch
 from bert_score.utils import get_idf_dict
-from paths import SHIPPED_BASELINE
+from paths import (
+    MINILM,
+    SHIPPED_BASELINE,
+)
 from tolerances import PRINTED_6, assert_close, assert_scores_close, fp32, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.cli.main import main
-
-from paths import MINILM  # noqa: E402
 
 
 def _expanded(a, b):
@@ -47,8 +48,14 @@ def test_every_entry_equals_bert_score_per_pair(minilm_path, mt_pairs, symmetric
 def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_pairs):
     texts_a, texts_b = mt_pairs[0][:7], mt_pairs[1][:5]
     idf = get_idf_dict(texts_b, bert_score.utils.get_tokenizer(minilm_path), nthreads=0)  # a defaultdict
-    options = dict(model_type=minilm_path, num_layers=4, idf=idf, lang="en", rescale_with_baseline=True,
-                   baseline_path=str(SHIPPED_BASELINE))
+    options = dict(
+        model_type=minilm_path,
+        num_layers=4,
+        idf=idf,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=str(SHIPPED_BASELINE),
+    )
     for all_layers in (False, True):
         scorer = fb.BERTScorer(**options, all_layers=all_layers)
         ours = scorer.pairwise(texts_a, texts_b)
@@ -112,8 +119,24 @@ def test_pairwise_and_mbr_commands(tmp_path, capsys):
     texts = ["The cat sat on the mat.", "It is raining.", "A cat was on the mat."]
     (tmp_path / "a.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-o", str(tmp_path / "m.npy"), "-m", MINILM]) == 0
-    assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-r", str(tmp_path / "a.txt"), "--score", "precision",
-                 "-o", str(tmp_path / "m.tsv"), "-m", MINILM]) == 0
+    assert (
+        main(
+            [
+                "pairwise",
+                "-a",
+                str(tmp_path / "a.txt"),
+                "-r",
+                str(tmp_path / "a.txt"),
+                "--score",
+                "precision",
+                "-o",
+                str(tmp_path / "m.tsv"),
+                "-m",
+                MINILM,
+            ]
+        )
+        == 0
+    )
     P, _, F = fb.pairwise(texts, model_type=MINILM)
     assert_close(np.load(tmp_path / "m.npy"), F, prf_bounds()[2], "F matrix")
     rows = [[float(x) for x in line.split("\t")] for line in (tmp_path / "m.tsv").read_text().splitlines()]

@@ -9,12 +9,13 @@ import bert_score
 import datasets
 import evaluate
 import pytest
-from paths import REPO
+from paths import (
+    MINILM,
+    REPO,
+)
 from tolerances import assert_close, assert_scores_close, fp32, prf_bounds
 
 from fastbertscore import Settings, cached_scorer, clear_model_cache
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,9 @@ def test_scorer_is_cached_and_rebuilt_when_results_would_change():
 
 def test_idf_follows_the_references_of_each_call(metric):
     a = metric.compute(predictions=["the cat sat"], references=["the cat sat down"], model_type=MINILM, idf=True)
-    b = metric.compute(predictions=["the cat sat", "x"], references=["the cat sat down", "the cat"], model_type=MINILM, idf=True)
+    b = metric.compute(
+        predictions=["the cat sat", "x"], references=["the cat sat down", "the cat"], model_type=MINILM, idf=True
+    )
     # The official module would reuse the first idf; here the numbers move by more than rounding.
     assert abs(a["f1"][0] - b["f1"][0]) > prf_bounds()[2]
 
@@ -98,7 +101,9 @@ def test_dataset_map_batched_equals_one_compute(metric, mt_pairs):
     tokenizer = cached_scorer(Settings(model_type=MINILM, num_layers=4)).tokenizer
 
     def score_batch(batch):
-        out = metric.compute(predictions=batch["candidate"], references=batch["reference"], model_type=MINILM, num_layers=4)
+        out = metric.compute(
+            predictions=batch["candidate"], references=batch["reference"], model_type=MINILM, num_layers=4
+        )
         return {"bertscore_f1": out["f1"], "bertscore_precision": out["precision"]}
 
     scored = dataset.map(score_batch, batched=True, batch_size=16, load_from_cache_file=False)

@@ -8,12 +8,11 @@ import re
 
 import pytest
 import torch
+from paths import MINILM
 from tolerances import assert_reduced_precision_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore import hardware
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.slow

@@ -75,19 +75,33 @@ def test_minilm_long_inputs_are_truncated_like_the_reference(minilm_path, mt_pai
     ref = bert_score.score(long_cands, long_refs, model_type=minilm_path, num_layers=4)
     assert_scores_close(ours, ref)
     cut = [r for r in caplog.records if "were cut" in r.getMessage()]
-    assert len(cut) == 1 and cut[0].getMessage().startswith(f"2 of {len(set(long_cands + long_refs))} distinct input texts")
+    assert len(cut) == 1 and cut[0].getMessage().startswith(
+        f"2 of {len(set(long_cands + long_refs))} distinct input texts"
+    )
 
 
 def test_minilm_rescale_with_custom_baseline(minilm_path, mt_pairs):
     cands, refs = mt_pairs
     baseline = str(BERT_SCORE_BASELINES / "en" / "bert-base-uncased.tsv")  # any LAYER,P,R,F table with ≥ 7 rows
     (ours, our_hash) = fb.score(
-        cands, refs, model_type=minilm_path, num_layers=3, rescale_with_baseline=True, lang="en",
-        baseline_path=baseline, return_hash=True,
+        cands,
+        refs,
+        model_type=minilm_path,
+        num_layers=3,
+        rescale_with_baseline=True,
+        lang="en",
+        baseline_path=baseline,
+        return_hash=True,
     )
     ref, ref_hash = bert_score.score(
-        cands, refs, model_type=minilm_path, num_layers=3, rescale_with_baseline=True, lang="en",
-        baseline_path=baseline, return_hash=True,
+        cands,
+        refs,
+        model_type=minilm_path,
+        num_layers=3,
+        rescale_with_baseline=True,
+        lang="en",
+        baseline_path=baseline,
+        return_hash=True,
     )
     assert_scores_close(ours, ref, baseline=read_baseline(baseline)[3])
     assert ref_hash.endswith("-custom-rescaled")
@@ -99,9 +113,19 @@ def test_minilm_rescale_with_custom_baseline(minilm_path, mt_pairs):
 def test_minilm_rescale_all_layers(minilm_path, mt_pairs):
     cands, refs = mt_pairs
     baseline = str(BERT_SCORE_BASELINES / "en" / "distilbert-base-uncased.tsv")  # 7 rows, like MiniLM-L6
-    kwargs = dict(model_type=minilm_path, all_layers=True, num_layers=6, lang="en", rescale_with_baseline=True, baseline_path=baseline)
-    assert_scores_close(fb.score(cands[:20], refs[:20], **kwargs), bert_score.score(cands[:20], refs[:20], **kwargs),
-                baseline=read_baseline(baseline))
+    kwargs = dict(
+        model_type=minilm_path,
+        all_layers=True,
+        num_layers=6,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=baseline,
+    )
+    assert_scores_close(
+        fb.score(cands[:20], refs[:20], **kwargs),
+        bert_score.score(cands[:20], refs[:20], **kwargs),
+        baseline=read_baseline(baseline),
+    )
 
 
 def test_scorer_matches_reference_scorer(minilm_path, mt_pairs):

@@ -9,14 +9,14 @@ import os
 import pytest
 import torch
 import transformers
+from paths import MINILM
 
 import fastbertscore as fb
 from fastbertscore.integrations.torchmetrics import BERTScore
 
-from paths import MINILM  # noqa: E402
-
 pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")), reason="encoder batches are forced to one size on this run"
+    bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")),
+    reason="encoder batches are forced to one size on this run",
 )
 
 

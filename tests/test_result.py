@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import torch
+from paths import MINILM
 from tolerances import assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.result import best_of_groups
-
-from paths import MINILM  # noqa: E402
 
 
 def test_best_reference_is_where_each_maximum_came_from(mt_pairs):

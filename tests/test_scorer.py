@@ -6,12 +6,11 @@ from __future__ import annotations
 import bert_score
 import pytest
 import torch
+from paths import MINILM
 from tolerances import assert_close, assert_scores_close, fp32, stored_fp32
 
 import fastbertscore as fb
 from fastbertscore.settings import Settings
-
-from paths import MINILM  # noqa: E402
 
 
 def test_the_cache_reuses_a_scorer_across_batch_sizes_and_rebuilds_it_when_a_number_would_change():

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from paths import MINILM
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.settings import Settings
-
-from paths import MINILM  # noqa: E402
 
 
 def test_an_idf_mapping_with_idf_sents_is_refused_naming_both():
@@ -47,4 +46,7 @@ def test_numbers_key_ignores_only_what_it_is_told():
     a, b = Settings(model_type=MINILM, batch_size=2), Settings(model_type=MINILM, batch_size=64)
     assert a.numbers_key() != b.numbers_key()
     assert a.numbers_key(ignore=("batch_size",)) == b.numbers_key(ignore=("batch_size",))
-    assert Settings(model_type=MINILM, idf={1: 2.0}).numbers_key() != Settings(model_type=MINILM, idf={1: 3.0}).numbers_key()
+    assert (
+        Settings(model_type=MINILM, idf={1: 2.0}).numbers_key()
+        != Settings(model_type=MINILM, idf={1: 3.0}).numbers_key()
+    )

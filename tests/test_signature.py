@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from paths import MINILM
 from tolerances import prf_bounds
 
 import fastbertscore as fb
 
-from paths import MINILM  # noqa: E402
 VERSION = f"version=fastbertscore-{fb.__version__}(hug_trans={transformers.__version__})"
 # sha256 of baselines/en/sentence-transformers/all-MiniLM-L6-v2.tsv, first 8 hex digits: a new table is a new hash.
 SHIPPED_BASELINE = "d8a9139c"
@@ -20,9 +20,14 @@ SHIPPED_BASELINE = "d8a9139c"
     [
         ({}, f"{MINILM}_L3_no-idf_{VERSION}"),
         ({"num_layers": 5, "use_fast_tokenizer": True}, f"{MINILM}_L5_no-idf_{VERSION}_fast-tokenizer"),
-        ({"lang": "en", "rescale_with_baseline": True}, f"{MINILM}_L3_no-idf_{VERSION}-rescaled_baseline={SHIPPED_BASELINE}"),
-        ({"long_inputs": "window", "window_stride": 64, "dtype": "bfloat16"},
-         f"{MINILM}_L3_no-idf_{VERSION}_long=window(stride=64)_dtype=bfloat16"),
+        (
+            {"lang": "en", "rescale_with_baseline": True},
+            f"{MINILM}_L3_no-idf_{VERSION}-rescaled_baseline={SHIPPED_BASELINE}",
+        ),
+        (
+            {"long_inputs": "window", "window_stride": 64, "dtype": "bfloat16"},
+            f"{MINILM}_L3_no-idf_{VERSION}_long=window(stride=64)_dtype=bfloat16",
+        ),
         ({"idf": {7592: 2.0, 2045: 1.0}}, f"{MINILM}_L3_idf_{VERSION}_idf=map:3e1a7d73"),
     ],
 )
@@ -47,7 +52,9 @@ def test_pinned_long_and_short_signature():
 
 def test_the_exported_get_hash_agrees_with_the_scorer():
     scorer = fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=32, dtype="bfloat16")
-    assert scorer.hash == fb.get_hash(MINILM, 3, False, False, False, False, long_inputs="window(stride=32)", dtype="bfloat16")
+    assert scorer.hash == fb.get_hash(
+        MINILM, 3, False, False, False, False, long_inputs="window(stride=32)", dtype="bfloat16"
+    )
 
 
 def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
@@ -73,7 +80,9 @@ def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
     assert "custom" not in hashes["shipped baseline"]
     shipped = fb.BERTScorer(model_type=MINILM, **variants["shipped baseline"]).signature.rescale
     assert shipped.startswith(f"baseline:{SHIPPED_BASELINE} (") and "all-MiniLM-L6-v2" in shipped
-    assert all("custom" in hashes[name] and SHIPPED_BASELINE not in hashes[name] for name in ("baseline a", "baseline b"))
+    assert all(
+        "custom" in hashes[name] and SHIPPED_BASELINE not in hashes[name] for name in ("baseline a", "baseline b")
+    )
     # And they really do give different numbers where the texts make it visible.
     cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
     a = fb.BERTScorer(model_type=MINILM, **variants["baseline a"]).score(cands, refs)[0]

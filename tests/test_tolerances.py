@@ -36,7 +36,9 @@ def test_the_bounds_are_derived_not_tuned():
     assert 1e-6 < fp32() < BREAK / 10  # MiniLM: 384 dims, texts up to 512 tokens: 8.7e-6
     assert prf_bounds()[2] == 2 * prf_bounds()[0]
     b = read_baseline(SHIPPED_BASELINE)[5]  # rescaling divides the bound by 1 - b, per column
-    assert [x.item() for x in prf_bounds(baseline=b)] == pytest.approx([prf_bounds()[k] / (1 - b[k].item()) for k in range(3)])
+    assert [x.item() for x in prf_bounds(baseline=b)] == pytest.approx(
+        [prf_bounds()[k] / (1 - b[k].item()) for k in range(3)]
+    )
 
 
 def test_fp32_parity_fails_on_an_offset_and_on_a_wrong_pair(minilm_path, pairs):
@@ -46,15 +48,18 @@ def test_fp32_parity_fails_on_an_offset_and_on_a_wrong_pair(minilm_path, pairs):
     assert_scores_close(ours, theirs)
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(_shifted(ours, BREAK), theirs)
-    wrong = fb.score(cands, refs[1:] + refs[:1], model_type=minilm_path, num_layers=4)  # each candidate, another reference
+    wrong = fb.score(
+        cands, refs[1:] + refs[:1], model_type=minilm_path, num_layers=4
+    )  # each candidate, another reference
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(wrong, theirs)
 
 
 def test_rescaled_bound_fails_on_an_offset(minilm_path, pairs):
     cands, refs = pairs
-    options = dict(model_type=minilm_path, num_layers=5, lang="en", rescale_with_baseline=True,
-                   baseline_path=str(SHIPPED_BASELINE))
+    options = dict(
+        model_type=minilm_path, num_layers=5, lang="en", rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
+    )
     b = read_baseline(SHIPPED_BASELINE)[5]
     ours, theirs = fb.score(cands, refs, **options), bert_score.score(cands, refs, **options)
     assert_scores_close(ours, theirs, baseline=b)

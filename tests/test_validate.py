@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from paths import MINILM
 
 import fastbertscore as fb
-from paths import MINILM
 
 # A model that does not exist: if validation ran after loading, these tests would see a load error instead.
 NO_MODEL = "/nonexistent/model"
@@ -46,8 +46,9 @@ def test_a_missing_folder_is_named_as_a_folder(model):
     # Not "Repo id must be in the form 'repo_name' or 'namespace/repo_name'", transformers' word for it.
     with pytest.raises(ValueError) as info:
         fb.score(["a"], ["b"], model_type=model)
-    assert str(info.value) == (f"could not load the tokenizer of model_type={model!r}: it names a local folder, "
-                               f"and no folder {model} exists")
+    assert str(info.value) == (
+        f"could not load the tokenizer of model_type={model!r}: it names a local folder, and no folder {model} exists"
+    )
 
 
 def test_model_not_in_cache_offline_is_one_line():
@@ -76,7 +77,9 @@ def test_idf_without_weights(minilm_path):
 
 def test_idf_mapping_without_default(minilm_path):
     with pytest.raises(ValueError, match=r"cands\[0\]: idf has no weight for token id"):
-        fb.score(["zebra"], ["a b"], model_type=minilm_path, num_layers=2, idf={101: 0.0, 102: 0.0, 1037: 1.0, 1038: 1.0})
+        fb.score(
+            ["zebra"], ["a b"], model_type=minilm_path, num_layers=2, idf={101: 0.0, 102: 0.0, 1037: 1.0, 1038: 1.0}
+        )
 
 
 def test_rescale_needs_lang_or_path(minilm_path):
@@ -90,8 +93,12 @@ def test_num_layers_of_another_type_is_a_type_error_not_out_of_range():
 
 
 def test_window_stride_is_refused_where_it_would_be_ignored_or_clamped():
-    with pytest.raises(ValueError, match=r"window_stride=100 applies only with long_inputs='window' \(got long_inputs='truncate'\)"):
+    with pytest.raises(
+        ValueError, match=r"window_stride=100 applies only with long_inputs='window' \(got long_inputs='truncate'\)"
+    ):
         fb.BERTScorer(model_type=MINILM, window_stride=100)
-    with pytest.raises(ValueError, match=r"window_stride=10000 must be smaller than the 510 text tokens a window holds"):
+    with pytest.raises(
+        ValueError, match=r"window_stride=10000 must be smaller than the 510 text tokens a window holds"
+    ):
         fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=10000)
     fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=509)  # the largest that overlaps

@@ -110,7 +110,9 @@ def prf_bounds(width: int = MINILM_WIDTH, baseline: Sequence[float] | torch.Tens
     return [bound / (1 - b[:, k : k + 1]) for k, bound in enumerate(bounds)]
 
 
-def assert_scores_close(ours, ref, *, width: int = MINILM_WIDTH, baseline=None, tokens: int = WINDOW, what: str = "") -> None:
+def assert_scores_close(
+    ours, ref, *, width: int = MINILM_WIDTH, baseline=None, tokens: int = WINDOW, what: str = ""
+) -> None:
     """P, R and F of two fp32 computations agree within the policy (rescaled ones within the rescaled bound).
 
     F's bound follows from ``ref``'s own P and R: ``2(P² + R²)/(P + R)²`` times the P/R bound (at most 2 for P,
@@ -137,7 +139,9 @@ def assert_scores_close(ours, ref, *, width: int = MINILM_WIDTH, baseline=None, 
         )
     ill = torch.isinf(torch.as_tensor(bounds[2]) * torch.ones_like(ours[2])).reshape(ours[2].shape)
     if ill.any():
-        assert baseline is None, f"{what}F: P + R is within rounding of 0 on {int(ill.sum())} pair(s); compare raw values"
+        assert baseline is None, (
+            f"{what}F: P + R is within rounding of 0 on {int(ill.sum())} pair(s); compare raw values"
+        )
         _assert_f_is_its_formula(ours, ill, what)
 
 

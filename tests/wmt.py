@@ -19,4 +19,6 @@ def wmt_systems_of(rows, n_systems: int | None = None):
     names = list(dict.fromkeys(r["system"] for r in rows))[:n_systems]
     by = {(r["system"], r["seg_id"]): r for r in rows}
     segments = [s for s in dict.fromkeys(r["seg_id"] for r in rows) if all((n, s) in by for n in names)]
-    return {n: [by[n, s]["candidate"] for s in segments] for n in names}, [by[names[0], s]["reference"] for s in segments]
+    return {n: [by[n, s]["candidate"] for s in segments] for n in names}, [
+        by[names[0], s]["reference"] for s in segments
+    ]

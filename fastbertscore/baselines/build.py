@@ -82,8 +82,14 @@ def build(
     sentences = read_corpus(corpus)
     name = name or baseline_model_name(model)
     settings = BuildSettings(
-        name, lang, Path(corpus).name, sha256_of(corpus), len(sentences),
-        pairs, seed, block,
+        name,
+        lang,
+        Path(corpus).name,
+        sha256_of(corpus),
+        len(sentences),
+        pairs,
+        seed,
+        block,
     )
     relpath = baseline_relpath(lang, name)
     checkpoint = Path(checkpoint) if checkpoint else Path(out_root) / f".{relpath.replace('/', '__')}.checkpoint.json"
@@ -105,11 +111,19 @@ def build(
     mean = torch.tensor(state["sum"]) / pairs
     stderr = ((torch.tensor(state["sumsq"]) / pairs - mean**2).clamp(min=0) / max(pairs - 1, 1)).sqrt()
     path = Path(out_root) / relpath
-    rows = ["LAYER,P,R,F"] + [f"{layer}," + ",".join(repr(float(x)) for x in mean[layer]) for layer in range(mean.shape[0])]
+    rows = ["LAYER,P,R,F"] + [
+        f"{layer}," + ",".join(repr(float(x)) for x in mean[layer]) for layer in range(mean.shape[0])
+    ]
     write_atomic(path, "\n".join(rows) + "\n")
     manifest.record(
-        out_root, relpath, source="computed", **asdict(settings), max_standard_error_F=float(stderr[:, 2].max()),
-        fastbertscore=__version__, **_versions(), date=date.today().isoformat(),
+        out_root,
+        relpath,
+        source="computed",
+        **asdict(settings),
+        max_standard_error_F=float(stderr[:, 2].max()),
+        fastbertscore=__version__,
+        **_versions(),
+        date=date.today().isoformat(),
     )
     checkpoint.unlink(missing_ok=True)
     logger.info("wrote %s (largest standard error of F: %.2g)", path, float(stderr[:, 2].max()))
@@ -141,4 +155,3 @@ def _versions() -> dict:
     import transformers
 
     return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
-

@@ -48,7 +48,9 @@ def baseline_relpath(lang: str, model_type: str) -> str:
 
 def baseline_model_name(model_type: str) -> str:
     """The Hub id a baseline is filed under; the embedded default model's folder maps back to its id."""
-    if os.path.isdir(model_type) and os.path.realpath(model_type) == os.path.realpath(resolve_model_source(DEFAULT_MODEL)):
+    if os.path.isdir(model_type) and os.path.realpath(model_type) == os.path.realpath(
+        resolve_model_source(DEFAULT_MODEL)
+    ):
         return DEFAULT_MODEL
     return model_type
 

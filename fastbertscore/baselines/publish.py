@@ -32,7 +32,13 @@ def import_bert_score(source: Path | None, out_root: Path) -> list[str]:
         target = out_root / relpath
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-        manifest.record(out_root, relpath, source="imported", origin=origin, corpus="Common Crawl, 1M random sentence pairs (Zhang et al., ICLR 2020, Baseline Rescaling)")
+        manifest.record(
+            out_root,
+            relpath,
+            source="imported",
+            origin=origin,
+            corpus="Common Crawl, 1M random sentence pairs (Zhang et al., ICLR 2020, Baseline Rescaling)",
+        )
         imported.append(relpath)
     return imported
 
@@ -46,7 +52,11 @@ def _bert_score_release() -> str:
 def push(root: Path, repo_id: str, *, dry_run: bool, revision: str | None = None) -> list[str]:
     """Upload the files of ``root`` that are new or changed in the dataset repo ``repo_id``, in one commit; return
     their paths. ``dry_run`` touches no network and returns every file (what would be compared)."""
-    files = {p.relative_to(root).as_posix(): p for p in sorted(Path(root).rglob("*")) if p.is_file() and not p.name.startswith(".")}
+    files = {
+        p.relative_to(root).as_posix(): p
+        for p in sorted(Path(root).rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
     if dry_run:
         return list(files)
     from huggingface_hub import CommitOperationAdd, HfApi
@@ -59,9 +69,17 @@ def push(root: Path, repo_id: str, *, dry_run: bool, revision: str | None = None
     }
     changed = [relpath for relpath, path in files.items() if remote.get(relpath) != git_blob_id(path)]
     if changed:
-        operations = [CommitOperationAdd(path_in_repo=relpath, path_or_fileobj=str(files[relpath])) for relpath in changed]
+        operations = [
+            CommitOperationAdd(path_in_repo=relpath, path_or_fileobj=str(files[relpath])) for relpath in changed
+        ]
         message = f"Update {len(changed)} baseline file(s)\n\n" + "\n".join(changed)
-        api.create_commit(repo_id, operations, commit_message=message.splitlines()[0], commit_description=message,
-                          repo_type="dataset", revision=revision)
+        api.create_commit(
+            repo_id,
+            operations,
+            commit_message=message.splitlines()[0],
+            commit_description=message,
+            repo_type="dataset",
+            revision=revision,
+        )
         logger.info("pushed %d file(s) to datasets/%s", len(changed), repo_id)
     return changed

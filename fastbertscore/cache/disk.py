@@ -104,12 +104,12 @@ def _decode(data: bytes) -> tuple[torch.Tensor | None, str | None]:
         return None, "truncated header"
     (size,) = _HEADER_SIZE.unpack_from(data, len(_MAGIC))
     try:
-        header = json.loads(data[start:start + size])
+        header = json.loads(data[start : start + size])
         shape = [int(n) for n in header["shape"]]
         checksum = str(header["sha256"])
     except (ValueError, KeyError, TypeError):
         return None, "unreadable header"
-    payload = data[start + size:]
+    payload = data[start + size :]
     expected = 4 * math.prod(shape)
     if len(payload) != expected:
         return None, f"payload is {len(payload)} bytes, expected {expected}"

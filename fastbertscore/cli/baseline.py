@@ -13,8 +13,9 @@ from fastbertscore.baselines.table import BaselineError
 
 
 def _parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bertscore-baseline",
-                                     description="Import the published baselines, build new ones, push them to the Hub.")
+    parser = argparse.ArgumentParser(
+        prog="bertscore-baseline", description="Import the published baselines, build new ones, push them to the Hub."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     imp = sub.add_parser("import", help="copy bert-score's published baselines into a baseline folder")
     imp.add_argument("--source", type=Path, help="a rescale_baseline folder (default: the installed bert-score)")
@@ -49,17 +50,33 @@ def main(argv: list[str] | None = None) -> int:
             if not args.corpus.is_file():
                 print(f"bertscore-baseline: error: corpus file {args.corpus} not found", file=sys.stderr)
                 return 2
-            path = build(args.model, args.lang, args.corpus, args.out, name=args.name, pairs=args.pairs, seed=args.seed,
-                         block=args.block, batch_size=args.batch_size, device=args.device)
+            path = build(
+                args.model,
+                args.lang,
+                args.corpus,
+                args.out,
+                name=args.name,
+                pairs=args.pairs,
+                seed=args.seed,
+                block=args.block,
+                batch_size=args.batch_size,
+                device=args.device,
+            )
             print(f"wrote {path}")
         elif args.dry_run:
             files = push(args.root, args.repo, dry_run=True)
             for relpath in files:
                 print(f"add {relpath} ({(args.root / relpath).stat().st_size} bytes)")
-            print(f"dry run: {len(files)} files would be compared with datasets/{args.repo} and the changed ones uploaded")
+            print(
+                f"dry run: {len(files)} files would be compared with datasets/{args.repo} and the changed ones uploaded"
+            )
         else:
             changed = push(args.root, args.repo, dry_run=False, revision=args.revision)
-            print(f"pushed {len(changed)} file(s) to datasets/{args.repo}" if changed else f"datasets/{args.repo} is up to date")
+            print(
+                f"pushed {len(changed)} file(s) to datasets/{args.repo}"
+                if changed
+                else f"datasets/{args.repo} is up to date"
+            )
     except (BaselineError, ValueError) as error:
         print(f"bertscore-baseline: error: {error}", file=sys.stderr)
         return 2

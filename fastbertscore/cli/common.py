@@ -4,8 +4,8 @@ files, strings or stdin, and one-line errors with exit codes (0 ok, 2 bad input 
 from __future__ import annotations
 
 import argparse
-import os
 import logging
+import os
 import re
 import sys
 from dataclasses import fields
@@ -101,8 +101,11 @@ def settings_from(args, prog: str) -> Settings:
 @lru_cache(maxsize=1)
 def _keywords() -> tuple[dict[str, str], re.Pattern]:
     """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it."""
-    flags = {f.name: next(x for x in f.metadata["flags"] if x.startswith("--"))
-             for f in fields(Settings) if f.metadata["flags"]}
+    flags = {
+        f.name: next(x for x in f.metadata["flags"] if x.startswith("--"))
+        for f in fields(Settings)
+        if f.metadata["flags"]
+    }
     names = "|".join(sorted(flags, key=len, reverse=True))
     return flags, re.compile(rf"(?<![\w-])({names})=('[^']*'|\"[^\"]*\"|True\b|False\b|None\b|-?[\d.]*\d)?")
 

@@ -16,14 +16,33 @@ def _parse(argv):
         description="Compare systems on the same references: BERTScore with 95% CIs and paired significance tests.",
     )
     parser.add_argument("systems", nargs="+", type=Path, help="one file per system, one output per line")
-    parser.add_argument("-r", "--ref", action="append", required=True, type=Path, dest="refs",
-                        help="reference file, one per line; repeat for several references per segment")
-    parser.add_argument("--baseline", help="the system the others are tested against (its file name; default: the first)")
+    parser.add_argument(
+        "-r",
+        "--ref",
+        action="append",
+        required=True,
+        type=Path,
+        dest="refs",
+        help="reference file, one per line; repeat for several references per segment",
+    )
+    parser.add_argument(
+        "--baseline", help="the system the others are tested against (its file name; default: the first)"
+    )
     test = parser.add_mutually_exclusive_group()
-    test.add_argument("--paired-bs", dest="test", action="store_const", const="bs",
-                      help="paired bootstrap resampling (1,000 resamples by default)")
-    test.add_argument("--paired-ar", dest="test", action="store_const", const="ar",
-                      help="paired approximate randomization (10,000 trials by default)")
+    test.add_argument(
+        "--paired-bs",
+        dest="test",
+        action="store_const",
+        const="bs",
+        help="paired bootstrap resampling (1,000 resamples by default)",
+    )
+    test.add_argument(
+        "--paired-ar",
+        dest="test",
+        action="store_const",
+        const="ar",
+        help="paired approximate randomization (10,000 trials by default)",
+    )
     parser.add_argument("--n-samples", type=int, help="resamples (--paired-bs, intervals) or trials (--paired-ar)")
     parser.add_argument("--seed", type=int, default=12345, help="random seed (sacrebleu's default: 12345)")
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -64,8 +83,15 @@ def _run(args) -> int:
 
     systems, references = _read(args)  # before any model work
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore compare").idf_over(references))
-    result = compare(systems, references, baseline=None if args.baseline is None else Path(args.baseline).name,
-                     test=args.test, n_samples=args.n_samples, seed=args.seed, scorer=scorer)
+    result = compare(
+        systems,
+        references,
+        baseline=None if args.baseline is None else Path(args.baseline).name,
+        test=args.test,
+        n_samples=args.n_samples,
+        seed=args.seed,
+        scorer=scorer,
+    )
     print({"text": result.table, "json": result.to_json, "markdown": result.to_markdown}[args.format]())
     return 0
 

@@ -32,12 +32,17 @@ def _parse(command: str, argv):
     add_arguments(p, exclude=("model_type",))
     p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")
     if command == "correlate":
-        p.add_argument("--system-level", action="store_true",
-                       help="system-level agreement instead: pairwise accuracy of system rankings and τ per group")
+        p.add_argument(
+            "--system-level",
+            action="store_true",
+            help="system-level agreement instead: pairwise accuracy of system rankings and τ per group",
+        )
     p.add_argument("--out", type=Path, help="write the Markdown table here (and a .csv beside it)")
     p.add_argument("--plot", type=Path, help="write a plot of τ against layer")
     if command == "tune-layer":
-        p.add_argument("--record", action="store_true", help="save the layer as the model's default in the user registry")
+        p.add_argument(
+            "--record", action="store_true", help="save the layer as the model's default in the user registry"
+        )
     args = p.parse_args(argv)
     args.verbose = False
     return args
@@ -51,8 +56,13 @@ def _run(args) -> int:
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
     data = metaeval.read_judgments(
-        args.data, cand=args.cand_column, ref=args.ref_column, human=args.human_column,
-        group=tuple(g for g in args.group.split(",") if g), system=args.system_column, segment=args.segment_column,
+        args.data,
+        cand=args.cand_column,
+        ref=args.ref_column,
+        human=args.human_column,
+        group=tuple(g for g in args.group.split(",") if g),
+        system=args.system_column,
+        segment=args.segment_column,
         limit=args.limit,
     )
     settings = from_arguments(args, model_type=args.model, all_layers=True)
@@ -68,11 +78,19 @@ def _run(args) -> int:
     if args.plot:
         metaeval.plot(report, args.plot)
     best = report.best_layer()
-    print(f"best layer for {args.model} on {args.data.name} ({len(data.cands)} rows): {best} "
-          f"(mean segment-level τ of F {report.layer_curve()[best]:.4f}); one dataset's winner is a guess for other domains")
+    print(
+        f"best layer for {args.model} on {args.data.name} ({len(data.cands)} rows): {best} "
+        f"(mean segment-level τ of F {report.layer_curve()[best]:.4f}); one dataset's winner is a guess for other domains"
+    )
     if getattr(args, "record", False):
-        path = registry.record(args.model, best, data=args.data.name, rows=len(data.cands),
-                               mean_tau=report.layer_curve()[best], date=date.today().isoformat())
+        path = registry.record(
+            args.model,
+            best,
+            data=args.data.name,
+            rows=len(data.cands),
+            mean_tau=report.layer_curve()[best],
+            date=date.today().isoformat(),
+        )
         print(f"recorded layer {best} for {args.model} in {path}")
     return 0
 
@@ -83,8 +101,10 @@ def _system_level(args, scorer, data) -> int:
 
     every = metaeval.bertscore_all_layers(scorer, data)
     tuned, _ = default_layer(args.model, every.shape[0] - 1)
-    scores = {f"BERTScore F L{layer}{' (default)' if layer == tuned else ''}": every[layer, :, 2]
-              for layer in range(every.shape[0])}
+    scores = {
+        f"BERTScore F L{layer}{' (default)' if layer == tuned else ''}": every[layer, :, 2]
+        for layer in range(every.shape[0])
+    }
     if not args.no_surface:
         scores.update(metaeval.surface_metrics(data))
     results = metaeval.system_level(scores, data, bootstrap=args.bootstrap, seed=args.seed)

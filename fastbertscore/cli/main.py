@@ -26,8 +26,10 @@ def _unknown_command(word: str) -> int:
 
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     hint = f"did you mean 'bertscore {close[0]}'?" if close else f"commands: {', '.join(COMMANDS)}"
-    print(f"bertscore: error: unknown command {word!r}: {hint} (scoring takes flags: bertscore -c CANDS -r REFS)",
-          file=sys.stderr)
+    print(
+        f"bertscore: error: unknown command {word!r}: {hint} (scoring takes flags: bertscore -c CANDS -r REFS)",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -22,11 +22,13 @@ def _parse(argv):
 
 
 def _run(args) -> int:
-    from fastbertscore.validate import check_groups
     from fastbertscore.scorer import BERTScorer
+    from fastbertscore.validate import check_groups
 
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
-    references = None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")
+    references = (
+        None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")
+    )
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore mbr").idf_over(references or samples))
     result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
     with args.out.open("w", encoding="utf-8") as out:

@@ -19,12 +19,20 @@ from fastbertscore.cli.common import (
 
 def _parse(argv):
     parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
-    parser.add_argument("-a", required=True, type=Path, metavar="CANDS",
-                        help="candidate texts, one per line (the matrix's rows)")
-    parser.add_argument("-r", "--ref", dest="b", type=Path, metavar="REFS",
-                        help="reference texts, one per line (columns; default: the same as -a)")
-    parser.add_argument("-o", "--out", required=True, type=Path, action=TypedFlag,
-                        help="matrix file: .tsv (rows of numbers) or .npy")
+    parser.add_argument(
+        "-a", required=True, type=Path, metavar="CANDS", help="candidate texts, one per line (the matrix's rows)"
+    )
+    parser.add_argument(
+        "-r",
+        "--ref",
+        dest="b",
+        type=Path,
+        metavar="REFS",
+        help="reference texts, one per line (columns; default: the same as -a)",
+    )
+    parser.add_argument(
+        "-o", "--out", required=True, type=Path, action=TypedFlag, help="matrix file: .tsv (rows of numbers) or .npy"
+    )
     parser.add_argument("--score", choices=("f1", "precision", "recall"), default="f1", help="which matrix to write")
     add_common(parser)
     _refuse_a_file_for_b(argv)
@@ -35,8 +43,11 @@ def _refuse_a_file_for_b(argv: list[str]) -> None:
     """``-b`` was this command's reference file; it is the batch size now, as in every other command."""
     for flag, value in zip(argv, argv[1:]):
         if flag == "-b" and not value.isdigit():
-            print(f"bertscore pairwise: error: -b {value}: -b is the batch size, as in every command; give the "
-                  "reference texts with -r/--ref", file=sys.stderr)
+            print(
+                f"bertscore pairwise: error: -b {value}: -b is the batch size, as in every command; give the "
+                "reference texts with -r/--ref",
+                file=sys.stderr,
+            )
             raise SystemExit(2)
 
 
@@ -56,7 +67,9 @@ def _run(args) -> int:
 
         np.save(args.out, matrix.numpy())
     else:
-        args.out.write_text("".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()), encoding="utf-8")
+        args.out.write_text(
+            "".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()), encoding="utf-8"
+        )
     print(f"{scorer.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
     return 0
 

@@ -14,8 +14,8 @@ from fastbertscore.cli.common import (
     add_common,
     guarded,
     read_texts,
-    stdin_lines,
     settings_from,
+    stdin_lines,
 )
 
 COMMANDS_HELP = """other commands: bertscore pairwise | mbr | compare | correlate | tune-layer | env | show | baseline (each has --help)"""
@@ -24,7 +24,9 @@ COMMANDS_HELP = """other commands: bertscore pairwise | mbr | compare | correlat
 def _parse(argv):
     parser = argparse.ArgumentParser(prog="bertscore", description="Calculate BERTScore.", epilog=COMMANDS_HELP)
     parser.add_argument("-c", "--cand", required=True, help="candidate file (one per line), '-' for stdin, or a string")
-    parser.add_argument("-r", "--ref", nargs="+", required=True, help="reference file(s) (several: multi-reference), '-', or string(s)")
+    parser.add_argument(
+        "-r", "--ref", nargs="+", required=True, help="reference file(s) (several: multi-reference), '-', or string(s)"
+    )
     parser.add_argument("-s", "--seg_level", action="store_true", help="also show the score of each pair")
     parser.add_argument("--output", choices=("text", "json", "tsv"), default="text")
     add_common(parser)
@@ -34,8 +36,10 @@ def _parse(argv):
 def _read_inputs(args) -> tuple[list[str], list]:
     uses_stdin = [args.cand, *args.ref].count("-")
     if uses_stdin > 1:
-        raise InputError("'-' (standard input) can be given only once: for --cand or for one --ref, not "
-                         f"{'both' if args.cand == '-' else 'two --ref'} (it is read once)")
+        raise InputError(
+            "'-' (standard input) can be given only once: for --cand or for one --ref, not "
+            f"{'both' if args.cand == '-' else 'two --ref'} (it is read once)"
+        )
     stdin = stdin_lines() if uses_stdin else None
     cands = read_texts(args.cand, stdin)
     ref_lines = [read_texts(r, stdin) for r in args.ref]

@@ -11,13 +11,25 @@ from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of,
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(prog="bertscore-show", description="Draw the token similarity heatmap of one pair.")
+    parser = argparse.ArgumentParser(
+        prog="bertscore-show", description="Draw the token similarity heatmap of one pair."
+    )
     parser.add_argument("-c", "--cand", required=True, help="candidate text")
     parser.add_argument("-r", "--ref", required=True, help="reference text")
-    parser.add_argument("-f", "--file", "-o", "--out", dest="out", type=Path, default=Path("visualize.png"),
-                        action=TypedFlag,
-                        help="image file to write (.png, .svg, .pdf; default visualize.png, as bert-score-show)")
-    parser.add_argument("--level", choices=("token", "word", "sentence"), default="word", help="level of the printed explanation")
+    parser.add_argument(
+        "-f",
+        "--file",
+        "-o",
+        "--out",
+        dest="out",
+        type=Path,
+        default=Path("visualize.png"),
+        action=TypedFlag,
+        help="image file to write (.png, .svg, .pdf; default visualize.png, as bert-score-show)",
+    )
+    parser.add_argument(
+        "--level", choices=("token", "word", "sentence"), default="word", help="level of the printed explanation"
+    )
     parser.add_argument("--threshold", type=float, help="presence threshold (default per level)")
     add_common(parser)
     return parser.parse_args(argv)

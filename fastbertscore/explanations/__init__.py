@@ -10,4 +10,4 @@ from fastbertscore.explanations.explanation import (
     split_sentences,
 )
 
-__all__ = ["Explanation", "RESCALED_THRESHOLDS", "THRESHOLDS", "Unit", "explain", "split_sentences"]
+__all__ = ["RESCALED_THRESHOLDS", "THRESHOLDS", "Explanation", "Unit", "explain", "split_sentences"]

@@ -12,8 +12,8 @@ from typing import Literal
 import torch
 
 from fastbertscore.baselines.table import rescale
-from fastbertscore.pipeline.tokens import Pieces, pieces
 from fastbertscore.compute import cached_scorer
+from fastbertscore.pipeline.tokens import Pieces, pieces
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 
@@ -59,7 +59,9 @@ class Explanation:
     word_ids: tuple[list[int], list[int]] | None = None  # token level: word index of each candidate/reference unit
 
     def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in ("candidate", "reference", "level", "threshold", "precision", "recall", "f1")}
+        out = {
+            k: getattr(self, k) for k in ("candidate", "reference", "level", "threshold", "precision", "recall", "f1")
+        }
         for name in ("candidate_units", "reference_units", "missing_spans", "extra_spans"):
             out[name] = [u.__dict__ for u in getattr(self, name)]
         return out
@@ -126,7 +128,11 @@ class _View:
     def __init__(self, scorer: BERTScorer, batch_size: int):
         self.scorer, self.batch_size = scorer, batch_size
         self.layer = scorer.num_layers if scorer.all_layers else None
-        self.tokenizer, self.token_limit, self.token_weights = scorer.tokenizer, scorer.token_limit, scorer.token_weights
+        self.tokenizer, self.token_limit, self.token_weights = (
+            scorer.tokenizer,
+            scorer.token_limit,
+            scorer.token_weights,
+        )
 
     def _pick(self, values: torch.Tensor) -> torch.Tensor:
         return values if self.layer is None else values[self.layer]
@@ -171,14 +177,27 @@ def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int
     for i, (start, end) in enumerate(side.spans):
         if side.special[i]:
             continue
-        units.append(Unit(text[start:end], start, end, float(best.values[i]), position.get(int(best.indices[i])), float(weights[i])))
+        units.append(
+            Unit(
+                text[start:end],
+                start,
+                end,
+                float(best.values[i]),
+                position.get(int(best.indices[i])),
+                float(weights[i]),
+            )
+        )
     return units
 
 
 def _words(text: str, units: list[Unit], side: Pieces, other: Pieces) -> list[Unit]:
     """Merge the subword units of one side into words (word ids of its and the other side's non-special tokens)."""
-    return merge_words(text, units, [w for w, sp in zip(side.words, side.special) if not sp],
-                       [w for w, sp in zip(other.words, other.special) if not sp])
+    return merge_words(
+        text,
+        units,
+        [w for w, sp in zip(side.words, side.special) if not sp],
+        [w for w, sp in zip(other.words, other.special) if not sp],
+    )
 
 
 def merge_words(text: str, units: list[Unit], words: list[int], other_words: list[int]) -> list[Unit]:
@@ -228,9 +247,13 @@ def _sentence_units(scorer: _View, candidate: str, reference: str):
     precision = scorer.score(c_sents, [reference] * len(c_sents))[0]
     grid = scorer.score([c for c in c_sents for _ in r_sents], [r for _ in c_sents for r in r_sents])[2]
     grid = grid.view(len(c_sents), len(r_sents))
-    cand_units = [Unit(candidate[a:b], a, b, float(precision[i]), int(grid[i].argmax()), 1.0) for i, (a, b) in enumerate(c_spans)]
-    ref_units = [Unit(reference[a:b], a, b, float(recall[j]), int(grid[:, j].argmax()), 1.0) for j, (a, b) in enumerate(r_spans)]
+    cand_units = [
+        Unit(candidate[a:b], a, b, float(precision[i]), int(grid[i].argmax()), 1.0) for i, (a, b) in enumerate(c_spans)
+    ]
+    ref_units = [
+        Unit(reference[a:b], a, b, float(recall[j]), int(grid[:, j].argmax()), 1.0) for j, (a, b) in enumerate(r_spans)
+    ]
     return cand_units, ref_units, None
 
 
-__all__ = ["Explanation", "Unit", "explain", "split_sentences", "THRESHOLDS", "RESCALED_THRESHOLDS"]
+__all__ = ["RESCALED_THRESHOLDS", "THRESHOLDS", "Explanation", "Unit", "explain", "split_sentences"]

@@ -104,14 +104,26 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
     row_in, col_in, font = (0.45, 0.55, 10) if small else (0.2, 0.2, 7)
     fig = Figure(figsize=(max(4.0, col_in * len(cols.labels) + 2.5), max(3.0, row_in * len(rows.labels) + 2)))
     ax = fig.subplots()
-    image = ax.imshow(sim, cmap="Blues", vmin=min(0.0, float(sim.min())) if sim.size else 0, vmax=1, aspect="auto",
-                      interpolation="nearest")
+    image = ax.imshow(
+        sim,
+        cmap="Blues",
+        vmin=min(0.0, float(sim.min())) if sim.size else 0,
+        vmax=1,
+        aspect="auto",
+        interpolation="nearest",
+    )
     tall = len(rows.labels) > 40  # the reference's labels on top, where they are seen without scrolling
     if tall:
         ax.xaxis.tick_top()
         ax.xaxis.set_label_position("top")
-    ax.set_xticks(range(len(cols.labels)), cols.labels, rotation=45, ha="left" if tall else "right",
-                  rotation_mode="anchor", fontsize=font)
+    ax.set_xticks(
+        range(len(cols.labels)),
+        cols.labels,
+        rotation=45,
+        ha="left" if tall else "right",
+        rotation_mode="anchor",
+        fontsize=font,
+    )
     ax.set_yticks(range(len(rows.labels)), rows.labels, fontsize=font)
     ax.set_xlabel(f"Reference ({cols.unit})")
     ax.set_ylabel(f"Candidate ({rows.unit})")
@@ -121,7 +133,15 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
     if annotate if annotate is not None else sim.size <= 400:
         for i in range(sim.shape[0]):
             for j in range(sim.shape[1]):
-                ax.text(j, i, f"{sim[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w" if sim[i, j] > 0.6 else "k")
+                ax.text(
+                    j,
+                    i,
+                    f"{sim[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="w" if sim[i, j] > 0.6 else "k",
+                )
     fig.colorbar(image, ax=ax, fraction=0.03 if small else 0.02, pad=0.02, label=f"similarity{suffix}")
     fig.tight_layout()
     return fig

@@ -53,11 +53,24 @@ class BERTScore(Metric):
     higher_is_better = True
     full_state_update = False
 
-    def __init__(self, model_name_or_path: str | None = None, num_layers: int | None = None, all_layers: bool = False,
-                 verbose: bool = False, idf: bool = False, device: str | torch.device | None = None,
-                 max_length: int | None = 512, batch_size: int = 64, num_threads: int = 0, return_hash: bool = False,
-                 lang: str = "en", rescale_with_baseline: bool = False, baseline_path: str | None = None,
-                 truncation: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model_name_or_path: str | None = None,
+        num_layers: int | None = None,
+        all_layers: bool = False,
+        verbose: bool = False,
+        idf: bool = False,
+        device: str | torch.device | None = None,
+        max_length: int | None = 512,
+        batch_size: int = 64,
+        num_threads: int = 0,
+        return_hash: bool = False,
+        lang: str = "en",
+        rescale_with_baseline: bool = False,
+        baseline_path: str | None = None,
+        truncation: bool = False,
+        **kwargs: Any,
+    ) -> None:
         for name, instead in _NO_MEANING.items():
             if kwargs.pop(name, None) is not None:
                 raise TypeError(f"BERTScore(..., {name}=...) has no meaning in fastbertscore: {instead}")
@@ -71,12 +84,22 @@ class BERTScore(Metric):
         if truncation:
             options.setdefault("long_inputs", "truncate")
         model = model_name_or_path if model_name_or_path is not None else options.pop("model_type", None)
-        self.settings = Settings.from_options("BERTScore()", {
-            "model_type": model, "num_layers": num_layers, "all_layers": all_layers, "idf": idf,
-            "device": None if device is None else str(device), "batch_size": batch_size, "nthreads": max(num_threads, 1),
-            "lang": lang,
-            "rescale_with_baseline": rescale_with_baseline, "baseline_path": baseline_path, **options,
-        })
+        self.settings = Settings.from_options(
+            "BERTScore()",
+            {
+                "model_type": model,
+                "num_layers": num_layers,
+                "all_layers": all_layers,
+                "idf": idf,
+                "device": None if device is None else str(device),
+                "batch_size": batch_size,
+                "nthreads": max(num_threads, 1),
+                "lang": lang,
+                "rescale_with_baseline": rescale_with_baseline,
+                "baseline_path": baseline_path,
+                **options,
+            },
+        )
         self.verbose, self.return_hash = verbose, return_hash
         for name in _STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
@@ -86,8 +109,10 @@ class BERTScore(Metric):
         preds = [preds] if isinstance(preds, str) else list(preds)
         target = [target] if isinstance(target, str) else list(target)
         if len(preds) != len(target):
-            raise ValueError(f"update() got {len(preds)} predictions but {len(target)} targets: give one target "
-                             "(or one list of targets) per prediction")
+            raise ValueError(
+                f"update() got {len(preds)} predictions but {len(target)} targets: give one target "
+                "(or one list of targets) per prediction"
+            )
         for i, p in enumerate(preds):
             if not isinstance(p, str):
                 raise TypeError(f"preds[{i}] is {type(p).__name__}; expected a string")
@@ -103,8 +128,12 @@ class BERTScore(Metric):
 
     def _keep(self, kind: str, texts: list[str]) -> None:
         encoded = [t.encode("utf-8") for t in texts]
-        getattr(self, f"{kind}_bytes").append(torch.tensor(list(b"".join(encoded)), dtype=torch.uint8, device=self.device))
-        getattr(self, f"{kind}_lengths").append(torch.tensor([len(b) for b in encoded], dtype=torch.long, device=self.device))
+        getattr(self, f"{kind}_bytes").append(
+            torch.tensor(list(b"".join(encoded)), dtype=torch.uint8, device=self.device)
+        )
+        getattr(self, f"{kind}_lengths").append(
+            torch.tensor([len(b) for b in encoded], dtype=torch.long, device=self.device)
+        )
 
     def _texts(self, kind: str) -> list[str]:
         data = bytes(_cat(getattr(self, f"{kind}_bytes"), torch.uint8).tolist())
@@ -120,7 +149,8 @@ class BERTScore(Metric):
         scorer = cached_scorer(self.settings.idf_over(flat))
         result = scorer.score_result(preds, refs, verbose=self.verbose, batch_size=self.settings.batch_size)
         out: dict[str, torch.Tensor | str] = {
-            "precision": result.precision.to(self.device), "recall": result.recall.to(self.device),
+            "precision": result.precision.to(self.device),
+            "recall": result.recall.to(self.device),
             "f1": result.f1.to(self.device),
         }
         if self.return_hash:

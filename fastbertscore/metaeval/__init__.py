@@ -22,7 +22,23 @@ from fastbertscore.metaeval.system_level import (
 )
 
 __all__ = [
-    "POOLED", "Judgments", "Report", "Stats", "bertscore_all_layers", "correlate", "markdown", "meta_evaluate",
-    "plot", "read_judgments", "surface_metrics", "table_rows", "write_csv", "SystemAgreement", "TestSet",
-    "system_agreement", "system_level", "system_markdown", "test_sets",
+    "POOLED",
+    "Judgments",
+    "Report",
+    "Stats",
+    "SystemAgreement",
+    "TestSet",
+    "bertscore_all_layers",
+    "correlate",
+    "markdown",
+    "meta_evaluate",
+    "plot",
+    "read_judgments",
+    "surface_metrics",
+    "system_agreement",
+    "system_level",
+    "system_markdown",
+    "table_rows",
+    "test_sets",
+    "write_csv",
 ]

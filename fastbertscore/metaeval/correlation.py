@@ -34,7 +34,9 @@ def surface_metrics(data: Judgments) -> dict[str, np.ndarray]:
     pairs = list(zip(data.cands, data.refs))
     return {
         "chrF": np.array([sacrebleu.sentence_chrf(c, [r]).score for c, r in tqdm(pairs, desc="chrF", leave=False)]),
-        "SentBLEU": np.array([sacrebleu.sentence_bleu(c, [r]).score for c, r in tqdm(pairs, desc="SentBLEU", leave=False)]),
+        "SentBLEU": np.array(
+            [sacrebleu.sentence_bleu(c, [r]).score for c, r in tqdm(pairs, desc="SentBLEU", leave=False)]
+        ),
     }
 
 
@@ -68,7 +70,9 @@ def _stats(rows: np.ndarray, values: np.ndarray, data: Judgments, bootstrap: int
         return Stats(len(rows), note=f"fewer than 3 rows ({len(rows)})")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return Stats(len(rows), note="constant scores")
-    result = Stats(len(rows), stats.pearsonr(x, y).statistic, stats.spearmanr(x, y).statistic, stats.kendalltau(x, y).statistic)
+    result = Stats(
+        len(rows), stats.pearsonr(x, y).statistic, stats.spearmanr(x, y).statistic, stats.kendalltau(x, y).statistic
+    )
     result.kendall_ci = _bootstrap_tau(rows, values, data, bootstrap, seed)
     systems = defaultdict(list)
     for i in rows:
@@ -123,12 +127,15 @@ class Report:
         return min(layer for layer, tau in curve.items() if tau == top)
 
 
-def meta_evaluate(scorer, data: Judgments, *, bootstrap: int = 1000, seed: int = 0, surface: bool = True,
-                  verbose: bool = True) -> Report:
+def meta_evaluate(
+    scorer, data: Judgments, *, bootstrap: int = 1000, seed: int = 0, surface: bool = True, verbose: bool = True
+) -> Report:
     """Correlations of P, R, F at every layer (and of chrF, SentBLEU) with the human scores."""
     scores = bertscore_all_layers(scorer, data, verbose=verbose)
     report = Report(scorer.model_type)
-    named = {f"{kind} L{layer}": scores[layer, :, k] for layer in range(scores.shape[0]) for k, kind in enumerate("PRF")}
+    named = {
+        f"{kind} L{layer}": scores[layer, :, k] for layer in range(scores.shape[0]) for k, kind in enumerate("PRF")
+    }
     if surface:
         named.update(surface_metrics(data))
     for name, values in tqdm(named.items(), desc="correlations", disable=not verbose):

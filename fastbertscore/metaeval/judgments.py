@@ -24,8 +24,17 @@ class Judgments:
     segments: list[str]  # segment key inside a group, for the bootstrap
 
 
-def read_judgments(path, *, cand="candidate", ref="reference", human="human", group=("year", "lp"),
-                   system="system", segment="seg_id", limit: int | None = None) -> Judgments:
+def read_judgments(
+    path,
+    *,
+    cand="candidate",
+    ref="reference",
+    human="human",
+    group=("year", "lp"),
+    system="system",
+    segment="seg_id",
+    limit: int | None = None,
+) -> Judgments:
     """Read a CSV, TSV or JSON Lines file (by extension) of ratings. Group, system and segment columns are optional.
 
     Raises:
@@ -48,9 +57,12 @@ def read_judgments(path, *, cand="candidate", ref="reference", human="human", gr
         if not math.isfinite(value):
             raise ValueError(f"{path.name} line {i}: human score {row[human]!r} is not finite")
         scores.append(value)
-    key = lambda row, names: " ".join(row[n] for n in names) if names else "all"  # noqa: E731
+    key = lambda row, names: " ".join(row[n] for n in names) if names else "all"
     return Judgments(
-        [r[cand] for r in rows], [r[ref] for r in rows], np.array(scores), [key(r, group) for r in rows],
+        [r[cand] for r in rows],
+        [r[ref] for r in rows],
+        np.array(scores),
+        [key(r, group) for r in rows],
         [r.get(system, "") if system in columns else "" for r in rows],
         [r.get(segment, str(i)) if segment in columns else str(i) for i, r in enumerate(rows)],
     )

@@ -16,11 +16,20 @@ def table_rows(report: Report) -> list[dict]:
     rows = []
     for name, groups in report.metrics.items():
         for group, st in groups.items():
-            rows.append({
-                "metric": name, "group": group, "n": st.n, "pearson": st.pearson, "spearman": st.spearman,
-                "kendall": st.kendall, "kendall_ci_low": st.kendall_ci[0], "kendall_ci_high": st.kendall_ci[1],
-                "system_pearson": st.system_pearson, "note": st.note,
-            })
+            rows.append(
+                {
+                    "metric": name,
+                    "group": group,
+                    "n": st.n,
+                    "pearson": st.pearson,
+                    "spearman": st.spearman,
+                    "kendall": st.kendall,
+                    "kendall_ci_low": st.kendall_ci[0],
+                    "kendall_ci_high": st.kendall_ci[1],
+                    "system_pearson": st.system_pearson,
+                    "note": st.note,
+                }
+            )
     return rows
 
 
@@ -34,10 +43,12 @@ def write_csv(report: Report, path) -> None:
 
 def markdown(report: Report, kind: str = "F") -> str:
     """Segment-level Kendall τ per group: BERTScore ``kind`` at every layer, then chrF and SentBLEU."""
-    names = [n for n in report.metrics if n.startswith(f"{kind} L")] + [n for n in ("chrF", "SentBLEU") if n in report.metrics]
+    names = [n for n in report.metrics if n.startswith(f"{kind} L")] + [
+        n for n in ("chrF", "SentBLEU") if n in report.metrics
+    ]
     groups = list(next(iter(report.metrics.values())))
     best = report.best_layer(kind)
-    fmt = lambda v: "–" if not math.isfinite(v) else f"{v:.3f}"  # noqa: E731
+    fmt = lambda v: "–" if not math.isfinite(v) else f"{v:.3f}"
     lines = [
         "| metric | " + " | ".join(groups) + " | mean τ over groups |",
         "|---|" + "---:|" * (len(groups) + 1),
@@ -52,7 +63,9 @@ def markdown(report: Report, kind: str = "F") -> str:
             cells.append(cell)
         taus = [report.metrics[name][g].kendall for g in groups if g != POOLED]
         mean = float(np.nanmean(taus)) if any(math.isfinite(t) for t in taus) else math.nan
-        label = f"BERTScore {name}" + (" (best)" if name == f"{kind} L{best}" else "") if name.startswith(kind) else name
+        label = (
+            f"BERTScore {name}" + (" (best)" if name == f"{kind} L{best}" else "") if name.startswith(kind) else name
+        )
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {fmt(mean)} |")
     return "\n".join(lines) + "\n"
 

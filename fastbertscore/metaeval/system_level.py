@@ -72,8 +72,9 @@ def _agreements(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, int]
     return agree.sum(axis=-1), len(a)
 
 
-def system_agreement(values: np.ndarray, human: np.ndarray, sets: list[TestSet], *, bootstrap: int = 1000,
-                     seed: int = 0) -> SystemAgreement:
+def system_agreement(
+    values: np.ndarray, human: np.ndarray, sets: list[TestSet], *, bootstrap: int = 1000, seed: int = 0
+) -> SystemAgreement:
     """Pairwise accuracy of ``values`` against ``human`` (one score per row each) over all ``sets``, with a 95%
     interval from ``bootstrap`` resamples of segments within each test set, and Kendall τ-b per test set."""
     from scipy import stats
@@ -92,26 +93,39 @@ def system_agreement(values: np.ndarray, human: np.ndarray, sets: list[TestSet],
             with np.errstate(invalid="ignore", divide="ignore"):
                 hits, _ = _agreements(ts.means(values, weights), ts.means(human, weights))
             resampled += hits
-    ci = (float(np.percentile(resampled / total, 2.5)), float(np.percentile(resampled / total, 97.5))) if bootstrap > 0 \
+    ci = (
+        (float(np.percentile(resampled / total, 2.5)), float(np.percentile(resampled / total, 97.5)))
+        if bootstrap > 0
         else (math.nan, math.nan)
+    )
     return SystemAgreement(agreed / total if total else math.nan, ci, total, kendall)
 
 
-def system_level(scores: dict[str, np.ndarray], data: Judgments, *, bootstrap: int = 1000, seed: int = 0) -> dict[str, SystemAgreement]:
+def system_level(
+    scores: dict[str, np.ndarray], data: Judgments, *, bootstrap: int = 1000, seed: int = 0
+) -> dict[str, SystemAgreement]:
     """:func:`system_agreement` of every metric in ``scores`` (name → one score per row), on the same resamples."""
     sets = test_sets(data)
-    return {name: system_agreement(values, data.human, sets, bootstrap=bootstrap, seed=seed) for name, values in scores.items()}
+    return {
+        name: system_agreement(values, data.human, sets, bootstrap=bootstrap, seed=seed)
+        for name, values in scores.items()
+    }
 
 
 def system_markdown(results: dict[str, SystemAgreement], highlight: str | None = None) -> str:
     """Pairwise accuracy with its interval, then Kendall τ per test set, one metric a row (``highlight`` in bold)."""
     sets = list(next(iter(results.values())).kendall)
     pairs = next(iter(results.values())).pairs
-    fmt = lambda v: "–" if not math.isfinite(v) else f"{v:.3f}"  # noqa: E731
-    lines = [f"| metric | pairwise accuracy ({pairs} pairs, 95% CI) | " + " | ".join(f"τ {s}" for s in sets) + " |",
-             "|---|---:|" + "---:|" * len(sets)]
+    fmt = lambda v: "–" if not math.isfinite(v) else f"{v:.3f}"
+    lines = [
+        f"| metric | pairwise accuracy ({pairs} pairs, 95% CI) | " + " | ".join(f"τ {s}" for s in sets) + " |",
+        "|---|---:|" + "---:|" * len(sets),
+    ]
     for name, r in results.items():
         label = f"**{name}**" if name == highlight else name
-        lines.append(f"| {label} | {r.accuracy:.3f} ({r.accuracy_ci[0]:.3f}–{r.accuracy_ci[1]:.3f}) | "
-                     + " | ".join(fmt(r.kendall[s]) for s in sets) + " |")
+        lines.append(
+            f"| {label} | {r.accuracy:.3f} ({r.accuracy_ci[0]:.3f}–{r.accuracy_ci[1]:.3f}) | "
+            + " | ".join(fmt(r.kendall[s]) for s in sets)
+            + " |"
+        )
     return "\n".join(lines) + "\n"

@@ -38,8 +38,9 @@ class Embedded:
     empty: list[bool]
 
 
-def embed_texts(embedder: Embedder, texts: list[str], labels: list[str], weights: Weights, *, batch_size: int,
-                verbose: bool = False) -> Embedded:
+def embed_texts(
+    embedder: Embedder, texts: list[str], labels: list[str], weights: Weights, *, batch_size: int, verbose: bool = False
+) -> Embedded:
     """Prepare and embed ``texts`` (distinct); ``labels[k]`` names text ``k`` as the caller gave it (``texts_a[3]``),
     for errors and warnings."""
     prepared = embedder.prepare(texts, weights, labels.__getitem__)
@@ -101,7 +102,9 @@ def _token_blocks(units: list[int], lengths: list[int], budget: int) -> list[lis
     return blocks + ([block] if block else [])
 
 
-def score_matrix(emb: Embedded, rows: list[int], cols: list[int], n_layers: int, *, verbose: bool = False) -> torch.Tensor:
+def score_matrix(
+    emb: Embedded, rows: list[int], cols: list[int], n_layers: int, *, verbose: bool = False
+) -> torch.Tensor:
     """``(layers, len(rows), len(cols), 3)`` raw P, R, F of every candidate ``rows[i]`` against reference ``cols[j]``.
 
     When ``rows == cols`` (all-vs-all within one list) only block pairs on and above the diagonal are computed:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping
 
 from fastbertscore.pipeline.layer_registry import registry_path, tuned_layer
 

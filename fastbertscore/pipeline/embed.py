@@ -17,7 +17,9 @@ def pad_id_of(tokenizer) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
 
-def length_batches(lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
+def length_batches(
+    lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int
+) -> Iterator[list[int]]:
     """Split ``order`` (indices sorted by decreasing length) into batches.
 
     A batch holds at most ``batch_size`` sequences and at most ``max_tokens`` tokens once padded to its

@@ -79,8 +79,13 @@ class Embedder:
     def budget(self, batch_size: int) -> Budget:
         return Budget(batch_size=batch_size, max_tokens=self.max_tokens)
 
-    def prepare(self, texts: list[str], weights: Weights, label: Callable[[int], str],
-                position: Callable[[int], int] | None = None) -> Prepared:
+    def prepare(
+        self,
+        texts: list[str],
+        weights: Weights,
+        label: Callable[[int], str],
+        position: Callable[[int], int] | None = None,
+    ) -> Prepared:
         """Tokenize distinct ``texts``, cut or check long ones, and weigh their tokens; ``label(u)`` names text ``u``
         in errors, ``position(u)`` orders them as the caller gave them (default: ``u``)."""
         tok = tokenize(self.tokenizer, texts, self.token_limit)
@@ -90,12 +95,23 @@ class Embedder:
             check_long(tok, self.max_length, self.long_inputs, label, position)
         return Prepared(tok, text_weights(tok, weights, label))
 
-    def embed(self, ids: Sequence[list[int]], wanted: Sequence[int], *, batch_size: int, progress=None,
-              budget: Budget | None = None) -> dict[int, torch.Tensor]:
+    def embed(
+        self,
+        ids: Sequence[list[int]],
+        wanted: Sequence[int],
+        *,
+        batch_size: int,
+        progress=None,
+        budget: Budget | None = None,
+    ) -> dict[int, torch.Tensor]:
         """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``), through the cache when there is one."""
         budget = budget or self.budget(batch_size)
-        kwargs = dict(pad_id=pad_id_of(self.tokenizer), batch_size=budget.batch_size, max_tokens=budget.max_tokens,
-                      window=self.active_window)
+        kwargs = dict(
+            pad_id=pad_id_of(self.tokenizer),
+            batch_size=budget.batch_size,
+            max_tokens=budget.max_tokens,
+            window=self.active_window,
+        )
         if self.cache is None:
             return embed(self.encoder, ids, wanted, progress=progress, **kwargs)
         found = {u: self.cache.get(ids[u]) for u in wanted}
@@ -119,7 +135,12 @@ def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, positio
             "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
         )
     if long:
-        logger.info("%d of %d texts exceed %d tokens and are scored through sliding windows", len(long), len(tok.ids), max_length)
+        logger.info(
+            "%d of %d texts exceed %d tokens and are scored through sliding windows",
+            len(long),
+            len(tok.ids),
+            max_length,
+        )
 
 
 def text_weights(tok: Tokenized, weights: Weights, label) -> list[torch.Tensor]:

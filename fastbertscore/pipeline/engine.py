@@ -44,7 +44,9 @@ class _Texts:
         raise KeyError(u)
 
 
-def score_pairs(embedder: Embedder, pairs: Pairs, weights: Weights, *, budget: Budget, verbose: bool = False) -> torch.Tensor:
+def score_pairs(
+    embedder: Embedder, pairs: Pairs, weights: Weights, *, budget: Budget, verbose: bool = False
+) -> torch.Tensor:
     """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
 
     Pairs with an empty candidate or reference score 0 (with a warning). Texts longer than the model's window
@@ -84,7 +86,10 @@ def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
         if empty:
             logger.warning(
                 "%d pair(s) with an empty %s text (first: %s): %s",
-                len(empty), side[:-1], texts.pairs.label(side, empty[0]), EMPTY_SCORES,
+                len(empty),
+                side[:-1],
+                texts.pairs.label(side, empty[0]),
+                EMPTY_SCORES,
             )
 
 
@@ -110,7 +115,7 @@ def _chunks(rows: list[int], texts: _Texts, tok: Tokenized, chunk_tokens: int):
 
 def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int):
     """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under budget."""
-    length = lambda u: len(tok.ids[u])  # noqa: E731
+    length = lambda u: len(tok.ids[u])
     ordered = sorted(rows, key=lambda r: (length(texts.cand[r]), length(texts.ref[r])))
     batch: list[int] = []
     max_c = max_r = 0

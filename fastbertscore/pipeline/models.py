@@ -26,8 +26,9 @@ logger = logging.getLogger(__name__)
 _NO_EMPTY_ENCODER = frozenset({"deberta-v2"})
 _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel"}
 # Families whose hidden states are not one vector per input token at every layer.
-_UNSUPPORTED = {"funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the "
-                          "text's tokens"}
+_UNSUPPORTED = {
+    "funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the text's tokens"
+}
 # Position schemes with no table to run past: relative (T5, XLNet; DeBERTa without position_biased_input) or rotary.
 _RELATIVE_POSITIONS = frozenset({"t5", "mt5", "umt5", "xlnet", "modernbert"})
 
@@ -102,7 +103,9 @@ def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
         return loader.from_pretrained(source, **kwargs)
     except (OSError, ValueError) as error:
         _refuse_remote_code(error, name)
-        raise ValueError(f"could not load the {what} of model_type={name!r} from the Hub: {hub.one_line(error)}") from None
+        raise ValueError(
+            f"could not load the {what} of model_type={name!r} from the Hub: {hub.one_line(error)}"
+        ) from None
 
 
 def _refuse_remote_code(error: Exception, name: str) -> None:
@@ -117,11 +120,35 @@ def _refuse_remote_code(error: Exception, name: str) -> None:
 #: when the checkpoint names no tokenizer class (its TOKENIZER_MAPPING_NAMES). bert-score 0.3.13's ``sent_encode``
 #: passes ``add_prefix_space=True`` to exactly those two classes; BART, Longformer, LED and MVP had tokenizer classes
 #: of their own in 4.57 (today they are aliases of RobertaTokenizer), and no fast class ever took that branch.
-PREFIX_SPACE_MODEL_TYPES = frozenset({
-    "blip-2", "bridgetower", "clap", "data2vec-text", "dbrx", "emu3", "exaone4", "gpt2", "gpt_bigcode", "gpt_neo", "gptj",
-    "granite", "granitemoe", "granitemoehybrid", "granitemoeshared", "ibert", "instructblip", "instructblipvideo", "mega",
-    "minimax", "mra", "opt", "roberta", "roberta-prelayernorm", "starcoder2",
-})
+PREFIX_SPACE_MODEL_TYPES = frozenset(
+    {
+        "blip-2",
+        "bridgetower",
+        "clap",
+        "data2vec-text",
+        "dbrx",
+        "emu3",
+        "exaone4",
+        "gpt2",
+        "gpt_bigcode",
+        "gpt_neo",
+        "gptj",
+        "granite",
+        "granitemoe",
+        "granitemoehybrid",
+        "granitemoeshared",
+        "ibert",
+        "instructblip",
+        "instructblipvideo",
+        "mega",
+        "minimax",
+        "mra",
+        "opt",
+        "roberta",
+        "roberta-prelayernorm",
+        "starcoder2",
+    }
+)
 _PREFIX_SPACE_CLASSES = frozenset({"GPT2Tokenizer", "RobertaTokenizer"})
 
 
@@ -267,8 +294,10 @@ class _DropPaddingNotice(logging.Filter):
         return not record.getMessage().startswith("Input ids are automatically padded")
 
 
-_PADDING_NOTICE = {"longformer": "transformers.models.longformer.modeling_longformer",
-                   "led": "transformers.models.led.modeling_led"}
+_PADDING_NOTICE = {
+    "longformer": "transformers.models.longformer.modeling_longformer",
+    "led": "transformers.models.led.modeling_led",
+}
 
 
 def _quiet_padding_notice(model_type: str) -> None:
@@ -313,7 +342,9 @@ def _cut(model, num_layers: int) -> None:
     setattr(holder, attr, torch.nn.ModuleList(list(getattr(holder, attr))[:num_layers]))
 
 
-def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False) -> Encoder:
+def load_encoder(
+    model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False
+) -> Encoder:
     """Load ``model_type`` in fp32 in eval mode and cut it at ``num_layers`` (unless ``all_layers``)."""
     import transformers
 
@@ -326,7 +357,9 @@ def load_encoder(model_type: str, num_layers: int | None, all_layers: bool = Fal
         )
     loader = getattr(transformers, _T5_ENCODERS.get(config.model_type, "AutoModel"))
     with _own_load_report():
-        model, info = _from_pretrained(loader, source, model_type, "weights", dtype=torch.float32, output_loading_info=True)
+        model, info = _from_pretrained(
+            loader, source, model_type, "weights", dtype=torch.float32, output_loading_info=True
+        )
     encoder_only = getattr(config, "is_encoder_decoder", False)
     _report_load(info, model_type, encoder_only)
     _quiet_padding_notice(config.model_type)
@@ -360,7 +393,9 @@ def max_input_length(tokenizer, encoder: Encoder) -> int | None:
     limit = int(reported) if reported and reported < UNLIMITED else None
     positions = _absolute_positions(encoder)
     if positions is not None and (limit is None or positions < limit):
-        logger.info("tokenizer reports max length %s; using %d, where the model's position embeddings end", reported, positions)
+        logger.info(
+            "tokenizer reports max length %s; using %d, where the model's position embeddings end", reported, positions
+        )
         return positions
     return limit
 
@@ -370,8 +405,11 @@ def _absolute_positions(encoder: Encoder) -> int | None:
     config = encoder.module.config
     if config.model_type in _RELATIVE_POSITIONS or getattr(config, "position_biased_input", True) is False:
         return None
-    positions = (getattr(config, "max_encoder_position_embeddings", None) or getattr(config, "max_position_embeddings", None)
-                 or getattr(config, "n_positions", None))
+    positions = (
+        getattr(config, "max_encoder_position_embeddings", None)
+        or getattr(config, "max_position_embeddings", None)
+        or getattr(config, "n_positions", None)
+    )
     if not positions or positions <= 0:
         return None
     # RoBERTa-style embeddings number positions from padding_idx + 1, so the last slots are unreachable.

@@ -55,8 +55,13 @@ def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
     stripped = text.strip()
     shift = len(text) - len(text.lstrip())
     enc = tokenizer(
-        stripped, add_special_tokens=True, truncation=max_length is not None, max_length=max_length,
-        return_offsets_mapping=True, return_special_tokens_mask=True, verbose=False,
+        stripped,
+        add_special_tokens=True,
+        truncation=max_length is not None,
+        max_length=max_length,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+        verbose=False,
     )
     special = [bool(flag) for flag in enc["special_tokens_mask"]]
     spans = [(0, 0) if sp else (start + shift, end + shift) for (start, end), sp in zip(enc["offset_mapping"], special)]
@@ -71,15 +76,17 @@ _SLICE = 4096
 def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[int]]:
     ids: list[list[int]] = []
     for start in range(0, len(texts), _SLICE):
-        ids.extend(tokenizer(
-            texts[start:start + _SLICE],
-            add_special_tokens=True,
-            truncation=max_length is not None,
-            max_length=max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-            verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
-        )["input_ids"])
+        ids.extend(
+            tokenizer(
+                texts[start : start + _SLICE],
+                add_special_tokens=True,
+                truncation=max_length is not None,
+                max_length=max_length,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+                verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
+            )["input_ids"]
+        )
     return ids
 
 
@@ -89,7 +96,7 @@ UNLIMITED = 1_000_000
 EMPTY_SCORES = "their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)"
 
 
-def warn_truncated(count: int, total: int, max_length: int | None, reported: int | float | None = None) -> None:
+def warn_truncated(count: int, total: int, max_length: int | None, reported: float | None = None) -> None:
     """Say how many texts were cut, and whether that is where bert-score cuts them.
 
     ``reported`` is the tokenizer's own ``model_max_length``: bert-score cuts there. Where the cut is shorter (the
@@ -101,13 +108,20 @@ def warn_truncated(count: int, total: int, max_length: int | None, reported: int
     if reported is None or reported == max_length:
         how = "as bert-score does (the tokenizer's limit)"
     elif reported >= UNLIMITED:
-        how = ("where the model's position embeddings end; the tokenizer reports no limit, so bert-score cuts nothing "
-               "there and fails on such texts (with a fast tokenizer on transformers 4.57, on every text)")
+        how = (
+            "where the model's position embeddings end; the tokenizer reports no limit, so bert-score cuts nothing "
+            "there and fails on such texts (with a fast tokenizer on transformers 4.57, on every text)"
+        )
     else:
-        how = (f"where the model's position embeddings end; the tokenizer reports {int(reported)} tokens, so bert-score "
-               "cuts there and fails on such texts")
+        how = (
+            f"where the model's position embeddings end; the tokenizer reports {int(reported)} tokens, so bert-score "
+            "cuts there and fails on such texts"
+        )
     logger.warning(
         "%d of %d distinct input texts are longer than the model's %s tokens and were cut at that length, %s; their "
         "scores ignore the rest of the text. Pass long_inputs='window' to score them in full.",
-        count, total, max_length, how,
+        count,
+        total,
+        max_length,
+        how,
     )

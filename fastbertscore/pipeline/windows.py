@@ -72,7 +72,9 @@ def window_ids(ids: list[int], spec: WindowSpec, spans: list[tuple[int, int]]) -
     return [head + content[a:b] + tail for a, b in spans]
 
 
-def stitch(outputs: list[torch.Tensor], spec: WindowSpec, spans: list[tuple[int, int]], owner: list[int]) -> torch.Tensor:
+def stitch(
+    outputs: list[torch.Tensor], spec: WindowSpec, spans: list[tuple[int, int]], owner: list[int]
+) -> torch.Tensor:
     """One embedding per token of the full sequence from the windows' outputs ``(T_w, ...)``."""
     rows = [outputs[0][: spec.prefix]]
     for w in range(len(spans)):

@@ -68,7 +68,9 @@ def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Set
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastbertscore.scale.distributed", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m fastbertscore.scale.distributed", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
     parser.add_argument("-r", "--ref", required=True, help="reference file, one per line")
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")

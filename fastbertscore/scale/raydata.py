@@ -38,8 +38,15 @@ class PairScorer:
     ``doc_freq``/``num_docs`` (from :func:`reference_document_frequencies`) for idf weighting.
     """
 
-    def __init__(self, *, candidate_column: str = "candidate", reference_column: str = "reference",
-                 doc_freq: np.ndarray | None = None, num_docs: int | None = None, **scorer_kwargs):
+    def __init__(
+        self,
+        *,
+        candidate_column: str = "candidate",
+        reference_column: str = "reference",
+        doc_freq: np.ndarray | None = None,
+        num_docs: int | None = None,
+        **scorer_kwargs,
+    ):
         import ray
 
         self.columns = candidate_column, reference_column
@@ -50,7 +57,9 @@ class PairScorer:
                 torch.set_num_threads(max(1, int(cpus)))
         self.scorer = BERTScorer(idf=doc_freq is not None, **scorer_kwargs)
         if doc_freq is not None:
-            self.scorer.set_document_frequencies(torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64), int(num_docs))
+            self.scorer.set_document_frequencies(
+                torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64), int(num_docs)
+            )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         cand_column, ref_column = self.columns
@@ -68,9 +77,18 @@ def reference_document_frequencies(refs, **scorer_kwargs) -> tuple[np.ndarray, i
     return scorer.document_frequencies(flat).numpy(), len(flat)
 
 
-def score_ray_dataset(ds, *, candidate_column: str = "candidate", reference_column: str = "reference",
-                      idf: bool = False, batch_size: int = 256, concurrency: int | None = None,
-                      num_gpus: float | None = None, num_cpus: float | None = None, **scorer_kwargs):
+def score_ray_dataset(
+    ds,
+    *,
+    candidate_column: str = "candidate",
+    reference_column: str = "reference",
+    idf: bool = False,
+    batch_size: int = 256,
+    concurrency: int | None = None,
+    num_gpus: float | None = None,
+    num_cpus: float | None = None,
+    **scorer_kwargs,
+):
     """A lazy ``ray.data.Dataset``: ``ds`` with ``precision``, ``recall`` and ``f1`` columns added.
 
     Keep an id column in ``ds`` if you need the input order back. With ``idf=True`` the reference column is
@@ -88,18 +106,37 @@ def score_ray_dataset(ds, *, candidate_column: str = "candidate", reference_colu
     Settings.from_options("score_ray_dataset()", scorer_kwargs)  # bad settings fail here, before any actor starts
     constructor = {"candidate_column": candidate_column, "reference_column": reference_column, **scorer_kwargs}
     if idf:
-        refs = [r if isinstance(r, str) else list(r)
-                for batch in ds.select_columns([reference_column]).iter_batches(batch_format="numpy")
-                for r in batch[reference_column]]
-        constructor["doc_freq"], constructor["num_docs"] = reference_document_frequencies(refs, **_model_kwargs(scorer_kwargs))
+        refs = [
+            r if isinstance(r, str) else list(r)
+            for batch in ds.select_columns([reference_column]).iter_batches(batch_format="numpy")
+            for r in batch[reference_column]
+        ]
+        constructor["doc_freq"], constructor["num_docs"] = reference_document_frequencies(
+            refs, **_model_kwargs(scorer_kwargs)
+        )
     options = {"num_cpus": num_cpus} if num_cpus is not None else {}
-    return ds.map_batches(PairScorer, fn_constructor_kwargs=constructor, batch_size=batch_size, concurrency=concurrency,
-                          num_gpus=num_gpus, batch_format="numpy", **options)
+    return ds.map_batches(
+        PairScorer,
+        fn_constructor_kwargs=constructor,
+        batch_size=batch_size,
+        concurrency=concurrency,
+        num_gpus=num_gpus,
+        batch_format="numpy",
+        **options,
+    )
 
 
-def score_with_ray(cands: Sequence[str], refs: Sequence, *, idf: bool = False, batch_size: int = 256,
-                   concurrency: int | None = None, num_gpus: float | None = None, num_cpus: float | None = None,
-                   **scorer_kwargs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def score_with_ray(
+    cands: Sequence[str],
+    refs: Sequence,
+    *,
+    idf: bool = False,
+    batch_size: int = 256,
+    concurrency: int | None = None,
+    num_gpus: float | None = None,
+    num_cpus: float | None = None,
+    **scorer_kwargs,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(P, R, F)`` in input order, scored by Ray actors; inputs are checked on the driver first.
 
     ``scorer_kwargs`` go to :class:`~fastbertscore.BERTScorer` (``model_type``, ``num_layers``, ``dtype``...).
@@ -108,10 +145,19 @@ def score_with_ray(cands: Sequence[str], refs: Sequence, *, idf: bool = False, b
     import ray
 
     pairs = check_pairs(cands, refs)
-    rows = [{"row": i, "candidate": c, "reference": r if isinstance(r, str) else list(r)}
-            for i, (c, r) in enumerate(zip(cands, refs))]
-    scored = score_ray_dataset(ray.data.from_items(rows), idf=idf, batch_size=batch_size, concurrency=concurrency,
-                               num_gpus=num_gpus, num_cpus=num_cpus, **scorer_kwargs)
+    rows = [
+        {"row": i, "candidate": c, "reference": r if isinstance(r, str) else list(r)}
+        for i, (c, r) in enumerate(zip(cands, refs))
+    ]
+    scored = score_ray_dataset(
+        ray.data.from_items(rows),
+        idf=idf,
+        batch_size=batch_size,
+        concurrency=concurrency,
+        num_gpus=num_gpus,
+        num_cpus=num_cpus,
+        **scorer_kwargs,
+    )
     out = np.zeros((len(pairs.groups), 3), dtype=np.float32)
     for batch in scored.select_columns(["row", *SCORE_COLUMNS]).iter_batches(batch_format="numpy"):
         out[batch["row"]] = np.stack([batch[c] for c in SCORE_COLUMNS], axis=-1)
@@ -126,7 +172,9 @@ def _model_kwargs(scorer_kwargs: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastbertscore.scale.raydata", description="Score a file of pairs on Ray.")
+    parser = argparse.ArgumentParser(
+        prog="python -m fastbertscore.scale.raydata", description="Score a file of pairs on Ray."
+    )
     parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
     parser.add_argument("--candidate-column", default="candidate")
     parser.add_argument("--reference-column", nargs="+", default=["reference"])
@@ -149,8 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     if not ray.is_initialized():
         ray.init(address=args.address)
     options = {name: value for name, value in vars(args).items() if name in Settings.names() and name != "idf"}
-    P, R, F = score_with_ray(cands, refs, idf=settings.idf, batch_size=args.ray_batch_size, concurrency=args.concurrency,
-                             num_gpus=args.num_gpus, num_cpus=args.num_cpus, **options)
+    P, R, F = score_with_ray(
+        cands,
+        refs,
+        idf=settings.idf,
+        batch_size=args.ray_batch_size,
+        concurrency=args.concurrency,
+        num_gpus=args.num_gpus,
+        num_cpus=args.num_cpus,
+        **options,
+    )
     write_scores(args.out, P, R, F)
     return 0
 

@@ -69,7 +69,11 @@ class Comparison:
     @property
     def signature(self) -> str:
         """The scores' signature plus what the intervals and p-values depend on."""
-        parts = [self.scores_signature, f"test:{self.test or 'none'}", f"{'trials' if self.test == 'ar' else 'resamples'}:{self.n_samples}"]
+        parts = [
+            self.scores_signature,
+            f"test:{self.test or 'none'}",
+            f"{'trials' if self.test == 'ar' else 'resamples'}:{self.n_samples}",
+        ]
         if self.test == "ar":
             parts.append(f"resamples:{AR_CONFIDENCE_SAMPLES}")
         return "|".join(parts + [f"seed:{'none' if self.seed is None else self.seed}"])
@@ -80,8 +84,11 @@ class Comparison:
         return {s.name: s.to_dict() for s in self.systems}
 
     def to_json(self) -> str:
-        return json.dumps({"signature": self.signature, "baseline": self.baseline, "systems": self.to_dict()},
-                          ensure_ascii=False, indent=1)
+        return json.dumps(
+            {"signature": self.signature, "baseline": self.baseline, "systems": self.to_dict()},
+            ensure_ascii=False,
+            indent=1,
+        )
 
     def _rows(self) -> tuple[list[str], list[list[str]]]:
         header = ["System", "P (μ ± 95% CI)", "R (μ ± 95% CI)", "F1 (μ ± 95% CI)"]
@@ -101,7 +108,7 @@ class Comparison:
         header, rows = self._rows()
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         line = "-+-".join("-" * w for w in widths)
-        fmt = lambda r: " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+        fmt = lambda r: " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
         return "\n".join([fmt(header), line, *map(fmt, rows), "", *self._notes()]) + "\n"
 
     def to_markdown(self) -> str:
@@ -118,9 +125,18 @@ class Comparison:
         return notes + [f"Signature: {self.signature}"]
 
 
-def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str | None = None, test: str | None = "bs",
-            n_samples: int | None = None, seed: int | None = 12345, scorer: BERTScorer | None = None,
-            verbose: bool = False, **settings) -> Comparison:
+def compare(
+    systems: Mapping[str, Sequence[str]],
+    references,
+    *,
+    baseline: str | None = None,
+    test: str | None = "bs",
+    n_samples: int | None = None,
+    seed: int | None = 12345,
+    scorer: BERTScorer | None = None,
+    verbose: bool = False,
+    **settings,
+) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
 
     Args:
@@ -168,7 +184,9 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
         system_indices = baseline_indices = bootstrap_indices(n, n_samples, seed)
     randomization = paired_randomization(segments[0, 2], segments[1:, 2], masks) if test == "ar" else None
     # Each system's P, R and F resampled once: for its intervals and, with "bs", its test (the indices are shared).
-    resamples = [resampled_means(segments[k], baseline_indices if k == 0 else system_indices) for k in range(len(names))]
+    resamples = [
+        resampled_means(segments[k], baseline_indices if k == 0 else system_indices) for k in range(len(names))
+    ]
     results = []
     for k, name in enumerate(names):
         intervals = tuple(estimate_ci(resamples[k][c]) for c in range(3))
@@ -179,8 +197,14 @@ def compare(systems: Mapping[str, Sequence[str]], references, *, baseline: str |
             p = randomization[k - 1]
         scores = tuple(float(segments[k, c].mean()) for c in range(3))
         results.append(SystemScore(name, scores, intervals, p))
-    return Comparison(tuple(results), test, n_samples, seed, scorer.signature.short(),
-                      {name: segments[k] for k, name in enumerate(names)})
+    return Comparison(
+        tuple(results),
+        test,
+        n_samples,
+        seed,
+        scorer.signature.short(),
+        {name: segments[k] for k, name in enumerate(names)},
+    )
 
 
 def _check(systems, references, baseline, test, n_samples, seed):
@@ -211,8 +235,9 @@ def _check(systems, references, baseline, test, n_samples, seed):
     return names, [list(systems[name]) for name in names], list(references)
 
 
-def _segment_scores(scorer: BERTScorer, outputs: list[list[str]], refs: list, *, batch_size: int,
-                    verbose: bool) -> np.ndarray:
+def _segment_scores(
+    scorer: BERTScorer, outputs: list[list[str]], refs: list, *, batch_size: int, verbose: bool
+) -> np.ndarray:
     """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
     so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
     n_systems = len(outputs)

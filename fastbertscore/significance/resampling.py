@@ -55,8 +55,9 @@ def resampled_means(scores: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return np.stack([row[indices].mean(axis=-1) for row in rows]).reshape(*scores.shape[:-1], len(indices))
 
 
-def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, baseline_resamples: np.ndarray,
-                     system_resamples: np.ndarray) -> float:
+def paired_bootstrap(
+    baseline: np.ndarray, system: np.ndarray, baseline_resamples: np.ndarray, system_resamples: np.ndarray
+) -> float:
     """sacrebleu's paired bootstrap p-value: how often the resampled difference, centred on its mean, exceeds the
     observed one. ``baseline`` and ``system``: segment scores; ``*_resamples``: their :func:`resampled_means` over
     the same :func:`bootstrap_indices` (computed once per system, for its interval too)."""
@@ -79,8 +80,10 @@ def paired_randomization(baseline: np.ndarray, systems: np.ndarray, masks: np.nd
     d = baseline[None, :] - systems  # (k, segments)
     # Pseudo-systems a and b differ by Σ ±d, + where a took the baseline: 2·(mask @ d) - Σ d; every system in one
     # product, ``rows`` trials at a time.
-    statistics = np.concatenate([
-        np.abs(2 * (masks[start : start + rows].astype(d.dtype) @ d.T) - d.sum(axis=1)) / d.shape[1]
-        for start in range(0, len(masks), rows)
-    ])  # (trials, k)
+    statistics = np.concatenate(
+        [
+            np.abs(2 * (masks[start : start + rows].astype(d.dtype) @ d.T) - d.sum(axis=1)) / d.shape[1]
+            for start in range(0, len(masks), rows)
+        ]
+    )  # (trials, k)
     return [1.0 if not d[k].any() else p_value(statistics[:, k], abs(d[k].mean())) for k in range(len(d))]

@@ -10,6 +10,7 @@ from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.inputs import batch_pairs, check_text, cut_note, parse_layer, parse_references
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
+    SHORT_TEXT,
     batch_summary,
     batch_table,
     column_widths,
@@ -20,12 +21,12 @@ from fastbertscore.space.tables import (
     kind,
     matches_table,
     pair_table,
-    SHORT_TEXT,
 )
 from fastbertscore.space.words import reference_words
 
 __all__ = [
     "EMPTY_LINE",
+    "SHORT_TEXT",
     "batch_pairs",
     "batch_summary",
     "batch_table",
@@ -36,9 +37,9 @@ __all__ = [
     "compare_table",
     "counted_note",
     "cut_note",
-    "highlight",
     "f1_chart",
     "gather_systems",
+    "highlight",
     "histogram",
     "kind",
     "matches_table",
@@ -49,5 +50,4 @@ __all__ = [
     "parse_systems",
     "reference_words",
     "score_json",
-    "SHORT_TEXT",
 ]

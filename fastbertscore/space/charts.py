@@ -31,8 +31,14 @@ def f1_chart(comparison, rescaled: bool):
     """Each system's corpus F1 with its 95% confidence interval as whiskers."""
     fig, ax = _figure((6, 3))
     names = [s.name for s in comparison.systems]
-    ax.errorbar(range(len(names)), [s.scores[2] for s in comparison.systems],
-                yerr=[s.intervals[2].half_width for s in comparison.systems], fmt="o", capsize=6, color=_BLUE)
+    ax.errorbar(
+        range(len(names)),
+        [s.scores[2] for s in comparison.systems],
+        yerr=[s.intervals[2].half_width for s in comparison.systems],
+        fmt="o",
+        capsize=6,
+        color=_BLUE,
+    )
     ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
     ax.set_ylabel(f"F1 ({kind(rescaled)}), 95% CI")
     fig.tight_layout()

@@ -70,5 +70,7 @@ def cut_note(scorer, texts: dict[str, str]) -> str:
     cut = [name for name, text in texts.items() if len(scorer.tokenizer(text)["input_ids"]) > limit]
     if not cut:
         return ""
-    return (f"The {' and the '.join(cut)} {'is' if len(cut) == 1 else 'are'} longer than the model's {limit} tokens: "
-            "scores and heatmap use the first ones only, as bert-score does.")
+    return (
+        f"The {' and the '.join(cut)} {'is' if len(cut) == 1 else 'are'} longer than the model's {limit} tokens: "
+        "scores and heatmap use the first ones only, as bert-score does."
+    )

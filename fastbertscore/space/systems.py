@@ -37,7 +37,7 @@ def parse_systems(text: str | None) -> dict[str, list[str]]:
     current = None
     for number, line in enumerate(split_lines(text or ""), start=1):
         if line.startswith(_HEADER):
-            current = line[len(_HEADER):].strip() or f"system {len(systems) + 1}"
+            current = line[len(_HEADER) :].strip() or f"system {len(systems) + 1}"
             if current in systems:
                 raise ValueError(f"two pasted systems are named {current!r} (line {number}): give each its own name")
             systems[current] = []
@@ -50,8 +50,9 @@ def parse_systems(text: str | None) -> dict[str, list[str]]:
     return systems
 
 
-def check_systems(systems: dict[str, list[str]], refs: list[str], *, max_systems: int, max_segments: int,
-                  max_chars: int) -> None:
+def check_systems(
+    systems: dict[str, list[str]], refs: list[str], *, max_systems: int, max_segments: int, max_chars: int
+) -> None:
     """Refuse what the Space will not compare, with a message naming the system and the limit.
 
     Raises:
@@ -66,8 +67,10 @@ def check_systems(systems: dict[str, list[str]], refs: list[str], *, max_systems
         raise ValueError(f"the references have {len(refs)} lines; the Space compares at most {max_segments} segments")
     for name, lines in systems.items():
         if len(lines) != len(refs):
-            raise ValueError(f"system {name} has {len(lines)} lines but the references have {len(refs)}; blank lines "
-                             f"between pasted systems are skipped, write an empty output as {EMPTY_LINE}")
+            raise ValueError(
+                f"system {name} has {len(lines)} lines but the references have {len(refs)}; blank lines "
+                f"between pasted systems are skipped, write an empty output as {EMPTY_LINE}"
+            )
         longest = max([*lines, *refs], key=len)
         if len(longest) > max_chars:
             raise ValueError(f"a text of {name} or the references has {len(longest)} characters; at most {max_chars}")

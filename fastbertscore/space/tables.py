@@ -39,8 +39,10 @@ def pair_table(result: ScoreResult, index: int = 0) -> tuple[list[str], list[lis
 def matches_table(explanation, rescaled: bool) -> tuple[list[str], list[list]]:
     """Each candidate token, the reference token it matched best, and their similarity (of the given kind)."""
     ref = explanation.reference_units
-    rows = [[u.text, ref[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
-            for u in explanation.candidate_units]
+    rows = [
+        [u.text, ref[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
+        for u in explanation.candidate_units
+    ]
     return ["candidate token", "best reference token", f"similarity ({kind(rescaled)})"], rows
 
 

@@ -21,7 +21,7 @@ from fastbertscore.baselines.table import read_baseline
 
 def _corpus(tmp_path: Path) -> Path:
     words = " ".join(CORPUS).split()
-    lines = [" ".join(words[i : i + 3 + i % 5]) for i in range(0, len(words) - 8)]
+    lines = [" ".join(words[i : i + 3 + i % 5]) for i in range(len(words) - 8)]
     path = tmp_path / "corpus.txt"
     path.write_text("\n".join(lines + ["", "   ", lines[0]]) + "\n", encoding="utf-8")  # blanks and a duplicate
     return path
@@ -39,13 +39,21 @@ def test_build_is_deterministic_and_equals_a_direct_computation(tiny_model, tmp_
     assert len(sentences) == len(set(sentences)) and "" not in sentences
     pairs = sample_pairs(len(sentences), 90, 3)
     assert all(c != r for c, r in pairs)
-    P, R, F = fb.score([sentences[c] for c, _ in pairs], [sentences[r] for _, r in pairs], model_type=model, all_layers=True, num_layers=4)
+    P, R, F = fb.score(
+        [sentences[c] for c, _ in pairs],
+        [sentences[r] for _, r in pairs],
+        model_type=model,
+        all_layers=True,
+        num_layers=4,
+    )
     direct = torch.stack([P, R, F], dim=-1).to(torch.float64).mean(dim=1)
     # The builder scores in blocks of 40 pairs, so its means differ from this one run by the fp32 bound at most,
     # plus the rounding of the table's float32 values.
     bounds = prf_bounds(TINY_WIDTH, tokens=MAX_LEN)
     for k, name in enumerate("PRF"):
-        assert_close(read_baseline(first).double()[:, k], direct[:, k], bounds[k] + stored_fp32(1.0), f"baseline {name}")
+        assert_close(
+            read_baseline(first).double()[:, k], direct[:, k], bounds[k] + stored_fp32(1.0), f"baseline {name}"
+        )
 
     entry = json.loads((tmp_path / "a" / "manifest.json").read_text())["files"]["en/acme/tiny-bert.tsv"]
     assert entry["source"] == "computed" and entry["pairs"] == 90 and entry["seed"] == 3
@@ -70,16 +78,33 @@ build(sys.argv[1], "en", sys.argv[2], sys.argv[3], name="acme/tiny", pairs=3000,
 @pytest.mark.slow
 def test_killed_build_resumes_to_the_same_numbers(tiny_model, tmp_path):
     model, corpus = tiny_model("bert"), _corpus(tmp_path)
-    args = ["--model", model, "--name", "acme/tiny", "--lang", "en", "--corpus", str(corpus), "--pairs", "3000",
-            "--block", "50", "--seed", "1"]
+    args = [
+        "--model",
+        model,
+        "--name",
+        "acme/tiny",
+        "--lang",
+        "en",
+        "--corpus",
+        str(corpus),
+        "--pairs",
+        "3000",
+        "--block",
+        "50",
+        "--seed",
+        "1",
+    ]
     cli = [sys.executable, "-m", "fastbertscore.cli.baseline", "build"]
-    reference = subprocess.run([*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600)
+    reference = subprocess.run(
+        [*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600
+    )
     assert reference.returncode == 0, reference.stderr[-2000:]
 
     out = tmp_path / "killed"
     checkpoint = out / ".en__acme__tiny.tsv.checkpoint.json"
-    killed = subprocess.run([sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)], capture_output=True,
-                            text=True, timeout=600)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)], capture_output=True, text=True, timeout=600
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert json.loads(checkpoint.read_text())["done"] == 500
     assert not (out / "en" / "acme" / "tiny.tsv").exists()

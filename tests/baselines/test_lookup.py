@@ -20,7 +20,7 @@ from fastbertscore.baselines.lookup import SHIPPED_DIRS, baseline_relpath, find_
 from fastbertscore.baselines.table import BaselineError, parse_baseline, read_baseline
 
 HUB_REPO = "testorg/baselines"
-from paths import MINILM  # noqa: E402
+from paths import MINILM
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,6 @@ def _run(code: str, env_extra: dict) -> dict:
     return run_python(code, env_extra)[0]
 
 
-
 @pytest.mark.hub
 @pytest.mark.slow
 def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
@@ -45,7 +44,10 @@ def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
     first = _run(FIND_BASELINE.format(lang="de", model=MINILM), env)
     assert first["source"].startswith(f"Hub {hub['endpoint']} {HUB_REPO}@main:de/")
     assert first["text"] == hub["table"] and first["path"].startswith(str(tmp_path / "hf"))
-    offline = _run(FIND_BASELINE.format(lang="de", model=MINILM), {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"})
+    offline = _run(
+        FIND_BASELINE.format(lang="de", model=MINILM),
+        {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"},
+    )
     assert offline["source"].startswith("HF cache") and offline["text"] == hub["table"]
 
 
@@ -81,13 +83,16 @@ def test_missing_baseline_lists_what_was_tried(hub, tmp_path):
 @pytest.mark.hub
 @pytest.mark.slow
 def test_malformed_baseline_from_the_hub_names_the_file(hub, tmp_path):
-    code = FIND_BASELINE.format(lang="fr", model="acme/broken") + """
+    code = (
+        FIND_BASELINE.format(lang="fr", model="acme/broken")
+        + """
 from fastbertscore.baselines.table import read_baseline
 try:
     read_baseline(path)
 except BaselineError as e:
     print(json.dumps({"error": str(e)}))
 """
+    )
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(code, env)
     assert "broken.tsv line 2: expected 4 columns, got 3" in out["error"]
@@ -140,13 +145,18 @@ def test_names_cannot_escape_the_baseline_folder(lang, model):
 
 @pytest.mark.parametrize("model", ["/models/tiny-bart", "./tiny-bart", "../m/tiny-bart", "~/tiny-bart"])
 def test_a_folder_path_is_told_that_baselines_are_filed_by_model_id(model):
-    with pytest.raises(BaselineError, match=r"baselines are filed under Hub model ids, and a folder path names none\. "
-                                            r"Pass baseline_path="):
+    with pytest.raises(
+        BaselineError,
+        match=r"baselines are filed under Hub model ids, and a folder path names none\. "
+        r"Pass baseline_path=",
+    ):
         baseline_relpath("en", model)
 
 
 def test_missing_baseline_is_an_error_not_unrescaled_scores(minilm_path):
-    with pytest.raises(BaselineError, match="no rescaling baseline for model 'sentence-transformers/all-MiniLM-L6-v2' and lang='fi'"):
+    with pytest.raises(
+        BaselineError, match="no rescaling baseline for model 'sentence-transformers/all-MiniLM-L6-v2' and lang='fi'"
+    ):
         fb.score(["a"], ["b"], model_type=minilm_path, lang="fi", rescale_with_baseline=True)
 
 
@@ -162,12 +172,16 @@ def test_manifest_covers_every_file():
 
 def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, mt_pairs):
     cands, refs = mt_pairs[0][:10], mt_pairs[1][:10]
-    (P, R, F), hashcode = fb.score(cands, refs, model_type=MINILM, lang="en", rescale_with_baseline=True, return_hash=True)
+    (P, R, F), hashcode = fb.score(
+        cands, refs, model_type=MINILM, lang="en", rescale_with_baseline=True, return_hash=True
+    )
     assert ")-rescaled_baseline=" in hashcode and "custom" not in hashcode
     path, source = find_baseline("en", minilm_path)  # the embedded folder is filed under its Hub id
     assert source.startswith("shipped file") and path.parts[-2:] == ("sentence-transformers", "all-MiniLM-L6-v2.tsv")
     b = read_baseline(path)[fb.MODEL2LAYERS[MINILM]]  # the tuned layer, used when num_layers is not given
     raw = fb.score(cands, refs, model_type=MINILM)
     assert_scores_close((P, R, F), [(x - b[i]) / (1 - b[i]) for i, x in enumerate(raw)], baseline=b)
-    entry = json.loads((REPO / "baselines" / "manifest.json").read_text())["files"]["en/sentence-transformers/all-MiniLM-L6-v2.tsv"]
+    entry = json.loads((REPO / "baselines" / "manifest.json").read_text())["files"][
+        "en/sentence-transformers/all-MiniLM-L6-v2.tsv"
+    ]
     assert entry["source"] == "computed" and entry["pairs"] == 100_000 and entry["max_standard_error_F"] < 1e-3

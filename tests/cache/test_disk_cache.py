@@ -4,11 +4,10 @@ file is detected, reported and rebuilt, never used."""
 from __future__ import annotations
 
 import pytest
+from paths import MINILM
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
-
-from paths import MINILM  # noqa: E402
 
 
 def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_path):

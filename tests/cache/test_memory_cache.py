@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import torch
+from paths import MINILM
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
-
-from paths import MINILM  # noqa: E402
 
 
 def test_cache_reuses_references_without_changing_scores(mt_pairs):

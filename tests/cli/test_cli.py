@@ -9,15 +9,16 @@ import sys
 
 import pytest
 import torch
-from paths import SHIPPED_BASELINE
+from paths import (
+    MINILM,
+    SHIPPED_BASELINE,
+)
 from tolerances import PRINTED_6, REDUCED_PAIR, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.baselines.table import read_baseline
 from fastbertscore.cli.main import main
 from fastbertscore.cli.show import main as show_main
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture()
@@ -36,7 +37,10 @@ def _json(capsys):
 
 def test_files_single_reference_seg_level(files, capsys):
     paths, cands, refs = files
-    assert main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), "-m", MINILM, "-l", "4", "-s", "--output", "json"]) == 0
+    assert (
+        main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), "-m", MINILM, "-l", "4", "-s", "--output", "json"])
+        == 0
+    )
     out = _json(capsys)
     (P, R, F), hashcode = fb.score(cands, refs, model_type=MINILM, num_layers=4, return_hash=True)
     assert out["hash"] == hashcode
@@ -46,10 +50,19 @@ def test_files_single_reference_seg_level(files, capsys):
 
 def test_files_multi_reference_and_idf_text_output(files, capsys):
     paths, cands, refs = files
-    code = main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", MINILM, "-l", "3", "--idf", "-s"])
+    code = main(
+        ["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", MINILM, "-l", "3", "--idf", "-s"]
+    )
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
-    (P, R, F), hashcode = fb.score(cands, [[r, c.upper()] for r, c in zip(refs, cands)], model_type=MINILM, num_layers=3, idf=True, return_hash=True)
+    (P, R, F), hashcode = fb.score(
+        cands,
+        [[r, c.upper()] for r, c in zip(refs, cands)],
+        model_type=MINILM,
+        num_layers=3,
+        idf=True,
+        return_hash=True,
+    )
     assert lines[0].startswith(f"{hashcode} P: ")
     printed = torch.tensor(_numbers("\n".join(lines)))  # the mean line, then one line per pair, 6 decimals each
     expected = torch.stack([torch.stack([P.mean(), R.mean(), F.mean()]), *torch.stack([P, R, F], dim=-1)])
@@ -58,7 +71,10 @@ def test_files_multi_reference_and_idf_text_output(files, capsys):
 
 
 def test_strings_several_references(capsys):
-    assert main(["-c", "The cat sat.", "-r", "A cat sat.", "The dog ran.", "-m", MINILM, "-l", "4", "--output", "json"]) == 0
+    assert (
+        main(["-c", "The cat sat.", "-r", "A cat sat.", "The dog ran.", "-m", MINILM, "-l", "4", "--output", "json"])
+        == 0
+    )
     F = fb.score(["The cat sat."], [["A cat sat.", "The dog ran."]], model_type=MINILM, num_layers=4)[2]
     assert_close(_json(capsys)["F1"], F[0], prf_bounds()[2], "F1")
 
@@ -68,7 +84,10 @@ def test_stdin_and_default_model(files):
     paths, cands, refs = files
     done = subprocess.run(
         [sys.executable, "-m", "fastbertscore.cli.main", "-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"],
-        input=paths["cand"].read_text(encoding="utf-8"), capture_output=True, text=True, timeout=300,
+        input=paths["cand"].read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert f"using the embedded default model {MINILM}" in done.stderr
@@ -82,7 +101,10 @@ def test_stdin_and_default_model(files):
     [
         (["-c", "{cand}", "-r", "missing.txt"], "file not found: missing.txt"),
         (["-c", "{cand}", "-r", "{short}"], "has 2 lines but the candidates have 8"),
-        (["-c", "{cand}", "-r", "{ref}", "-m", "/nonexistent/model"], "could not load the tokenizer of --model /nonexistent/model: it names a local folder"),
+        (
+            ["-c", "{cand}", "-r", "{ref}", "-m", "/nonexistent/model"],
+            "could not load the tokenizer of --model /nonexistent/model: it names a local folder",
+        ),
         (["-c", "a b", "-r", "{ref}", "-m", MINILM], "--cand is a string but --ref names a file"),
         (["-c", "{cand}", "-r", "{ref}", "--lang", "english"], "--lang english is not a known language code"),
     ],
@@ -101,8 +123,18 @@ def test_show_writes_a_heatmap_and_lists_missing_words(tmp_path, capsys):
     from PIL import Image
 
     out = tmp_path / "heat.png"
-    code = show_main(["-c", "The president met the minister in Paris.", "-r",
-                      "The president met the prime minister in Paris and signed a trade deal.", "-o", str(out), "-m", MINILM])
+    code = show_main(
+        [
+            "-c",
+            "The president met the minister in Paris.",
+            "-r",
+            "The president met the prime minister in Paris and signed a trade deal.",
+            "-o",
+            str(out),
+            "-m",
+            MINILM,
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "missing: " in printed and "trade" in printed.split("missing: ")[1].splitlines()[0]
@@ -157,9 +189,28 @@ def _numbers(stdout: str) -> list[list[float]]:
 @pytest.mark.slow
 def test_bertscore_takes_bert_score_flags_with_the_same_meaning(files, minilm_path):
     paths, _, _ = files
-    args = ["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(paths["ref2"]), "-m", minilm_path, "-l", "4",
-            "-b", "3", "--nthreads", "2", "--idf", "-s", "--lang", "en", "--rescale_with_baseline",
-            "--baseline_path", str(SHIPPED_BASELINE)]
+    args = [
+        "-c",
+        str(paths["cand"]),
+        "-r",
+        str(paths["ref"]),
+        str(paths["ref2"]),
+        "-m",
+        minilm_path,
+        "-l",
+        "4",
+        "-b",
+        "3",
+        "--nthreads",
+        "2",
+        "--idf",
+        "-s",
+        "--lang",
+        "en",
+        "--rescale_with_baseline",
+        "--baseline_path",
+        str(SHIPPED_BASELINE),
+    ]
     theirs = _numbers(_run([shutil.which("bert-score"), *args]))
     ours = _numbers(_run([sys.executable, "-m", "fastbertscore.cli.main", *args]))
     assert len(ours) == len(theirs) == 9  # the mean and 8 pairs
@@ -171,11 +222,32 @@ def test_bertscore_takes_bert_score_flags_with_the_same_meaning(files, minilm_pa
 
 @pytest.mark.slow
 def test_bertscore_show_takes_bert_score_show_flags(minilm_path, tmp_path):
-    args = ["-c", "The cat sat on the mat.", "-r", "A cat was sitting on the mat.", "-m", minilm_path, "-l", "4",
-            "--lang", "en", "--rescale_with_baseline", "--baseline_path", str(SHIPPED_BASELINE)]
+    args = [
+        "-c",
+        "The cat sat on the mat.",
+        "-r",
+        "A cat was sitting on the mat.",
+        "-m",
+        minilm_path,
+        "-l",
+        "4",
+        "--lang",
+        "en",
+        "--rescale_with_baseline",
+        "--baseline_path",
+        str(SHIPPED_BASELINE),
+    ]
     _run([shutil.which("bert-score-show"), *args, "-f", str(tmp_path / "theirs.png")])
-    out = _run([sys.executable, "-c", "import sys; from fastbertscore.cli.show import main; sys.exit(main())",
-                *args, "-f", str(tmp_path / "ours.png")])
+    out = _run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from fastbertscore.cli.show import main; sys.exit(main())",
+            *args,
+            "-f",
+            str(tmp_path / "ours.png"),
+        ]
+    )
     for name in ("theirs.png", "ours.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"heatmap: {tmp_path / 'ours.png'}" in out
@@ -205,8 +277,23 @@ def test_show_sentence_level_rescaled_lists_what_score_finds_missing(tmp_path, c
     cand = "The president met the prime minister in Paris. It was warm and bright outside."
     ref = "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
     threshold = 0.4  # a sentence between this and its twice-rescaled value tells one rescaling from two
-    argv = ["-c", cand, "-r", ref, "-o", str(tmp_path / "h.png"), "-m", MINILM, "--lang", "en", "--rescale_with_baseline",
-            "--level", "sentence", "--threshold", str(threshold)]
+    argv = [
+        "-c",
+        cand,
+        "-r",
+        ref,
+        "-o",
+        str(tmp_path / "h.png"),
+        "-m",
+        MINILM,
+        "--lang",
+        "en",
+        "--rescale_with_baseline",
+        "--level",
+        "sentence",
+        "--threshold",
+        str(threshold),
+    ]
     assert show_main(argv) == 0
     printed = capsys.readouterr().out.split("missing: ")[1].splitlines()[0]
     r_sents = [ref[a:b] for a, b in split_sentences(ref)]

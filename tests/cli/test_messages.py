@@ -16,8 +16,14 @@ import fastbertscore as fb
 
 
 def _cli(args: list[str], *, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fastbertscore.cli.main", *args], input=stdin, capture_output=True,
-                          text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "fastbertscore.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 @pytest.fixture()
@@ -55,8 +61,22 @@ def test_a_baseline_the_hub_cannot_be_asked_for_fails_in_one_line(tmp_path, refu
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(HF_ENDPOINT=refused_endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"))
     (tmp_path / "c.txt").write_text("a cat\n", encoding="utf-8")
-    done = _cli(["-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "c.txt"), "-m", fb.DEFAULT_MODEL, "-l", "3",
-                 "--lang", "de", "--rescale_with_baseline"], env=env)
+    done = _cli(
+        [
+            "-c",
+            str(tmp_path / "c.txt"),
+            "-r",
+            str(tmp_path / "c.txt"),
+            "-m",
+            fb.DEFAULT_MODEL,
+            "-l",
+            "3",
+            "--lang",
+            "de",
+            "--rescale_with_baseline",
+        ],
+        env=env,
+    )
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(err) == 1, done.stderr
     assert "no rescaling baseline" in err[0] and f"(cannot be reached: {refused_endpoint}: " in err[0]
@@ -77,8 +97,12 @@ def hub_without_the_model():
         def do_HEAD(self):
             body = b'{"error":"Repository not found"}'
             self.send_response(404)
-            for key, value in (("X-Error-Code", "RepoNotFound"), ("X-Error-Message", "Repository not found"),
-                               ("Content-Type", "application/json"), ("Content-Length", str(len(body)))):
+            for key, value in (
+                ("X-Error-Code", "RepoNotFound"),
+                ("X-Error-Message", "Repository not found"),
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(body))),
+            ):
                 self.send_header(key, value)
             self.end_headers()
             if self.command == "GET":
@@ -96,12 +120,16 @@ def hub_without_the_model():
 def test_a_model_the_hub_does_not_have_fails_in_one_line(tmp_path, hub_without_the_model):
     # transformers' message runs over two lines; the Space and the CLI show one.
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env.update(HF_ENDPOINT=hub_without_the_model, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"))
+    env.update(
+        HF_ENDPOINT=hub_without_the_model, HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub")
+    )
     done = _cli(["-c", "a cat", "-r", "a dog", "-m", "acme/no-such-model"], env=env)
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(err) == 1, done.stderr
-    assert err[0].startswith("bertscore: error: could not load the tokenizer of --model acme/no-such-model from the "
-                             "Hub: acme/no-such-model is not a local folder and is not a valid model identifier")
+    assert err[0].startswith(
+        "bertscore: error: could not load the tokenizer of --model acme/no-such-model from the "
+        "Hub: acme/no-such-model is not a local folder and is not a valid model identifier"
+    )
 
 
 # Each file has 3 lines; U+2028, U+0085, \v, \f and a lone \r inside a line do not end it.
@@ -114,8 +142,19 @@ def test_files_are_cut_at_newline_only(tmp_path, capsys):
 
     (tmp_path / "c.txt").write_bytes(CANDS.encode("utf-8"))
     (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
-    argv = ["-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL, "-l", "2", "-s",
-            "--output", "json"]
+    argv = [
+        "-c",
+        str(tmp_path / "c.txt"),
+        "-r",
+        str(tmp_path / "r.txt"),
+        "-m",
+        fb.DEFAULT_MODEL,
+        "-l",
+        "2",
+        "-s",
+        "--output",
+        "json",
+    ]
     assert main(argv) == 0  # was: 5 candidate lines against 4 references, or 4 misaligned pairs
     assert len(json.loads(capsys.readouterr().out)["pairs"]) == 3
 
@@ -123,8 +162,10 @@ def test_files_are_cut_at_newline_only(tmp_path, capsys):
 @pytest.mark.slow
 def test_standard_input_is_cut_as_a_file_is(tmp_path):
     (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
-    done = _cli(["-c", "-", "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL, "-l", "2", "-s", "--output", "tsv"],
-                stdin=CANDS)
+    done = _cli(
+        ["-c", "-", "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL, "-l", "2", "-s", "--output", "tsv"],
+        stdin=CANDS,
+    )
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 2 + 3  # the hash and header lines, then one line per pair
 
@@ -146,10 +187,29 @@ def test_the_torchrun_reader_cuts_at_newline_only(tmp_path, tiny_model):
     (tmp_path / "r.txt").write_bytes(REFS.encode("utf-8"))
     # --standalone: torchrun's rendezvous binds a port the system picks, so no port is chosen here.
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1",
-         "-m", "fastbertscore.scale.distributed", "-c", str(tmp_path / "c.txt"), "-r", str(tmp_path / "r.txt"),
-         "--out", str(tmp_path / "scores.tsv"), "-m", tiny_model("bert"), "-l", "1"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "1",
+            "-m",
+            "fastbertscore.scale.distributed",
+            "-c",
+            str(tmp_path / "c.txt"),
+            "-r",
+            str(tmp_path / "r.txt"),
+            "--out",
+            str(tmp_path / "scores.tsv"),
+            "-m",
+            tiny_model("bert"),
+            "-l",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert len((tmp_path / "scores.tsv").read_text(encoding="utf-8").splitlines()) == 1 + 3  # header and 3 pairs
@@ -157,8 +217,11 @@ def test_the_torchrun_reader_cuts_at_newline_only(tmp_path, tiny_model):
 
 @pytest.mark.parametrize(
     "word, hint",
-    [("comapre", "did you mean 'bertscore compare'?"), ("tune_layer", "did you mean 'bertscore tune-layer'?"),
-     ("frobnicate", "commands: pairwise, mbr, compare, correlate, tune-layer, env, show, baseline")],
+    [
+        ("comapre", "did you mean 'bertscore compare'?"),
+        ("tune_layer", "did you mean 'bertscore tune-layer'?"),
+        ("frobnicate", "commands: pairwise, mbr, compare, correlate, tune-layer, env, show, baseline"),
+    ],
 )
 def test_a_mistyped_command_is_named_with_the_nearest_one(word, hint, capsys):
     from fastbertscore.cli.main import main
@@ -170,7 +233,11 @@ def test_a_mistyped_command_is_named_with_the_nearest_one(word, hint, capsys):
 
 
 HELPS = [[c] for c in ("pairwise", "mbr", "compare", "correlate", "tune-layer", "env", "show", "baseline")] + [
-    [], ["baseline", "build"], ["baseline", "import"], ["baseline", "push"]]
+    [],
+    ["baseline", "build"],
+    ["baseline", "import"],
+    ["baseline", "push"],
+]
 
 
 @pytest.mark.parametrize("command", HELPS, ids=lambda c: " ".join(c) or "score")
@@ -201,8 +268,9 @@ def test_pairwise_b_is_the_batch_size_and_r_the_reference_file(tmp_path, capsys)
         main(["pairwise", "-a", str(tmp_path / "a.txt"), "-b", str(tmp_path / "b.txt"), "-o", str(tmp_path / "m.tsv")])
     assert done.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].endswith("-b is the batch size, as in every command; give the reference texts "
-                                             "with -r/--ref"), err
+    assert len(err) == 1 and err[0].endswith(
+        "-b is the batch size, as in every command; give the reference texts with -r/--ref"
+    ), err
 
 
 def test_a_sentence_longer_than_a_file_name_is_scored_as_text(capsys):
@@ -221,9 +289,14 @@ LONG = " ".join(["word"] * 600)  # more tokens than the embedded model's 512
 @pytest.mark.parametrize(
     "args, said",
     [
-        (["--rescale_with_baseline"], "--rescale_with_baseline needs --lang (baselines are per language) or --baseline_path"),
-        (["-c", LONG, "-r", "a word", "--long_inputs", "error"],
-         "pass --long_inputs window to score it in full or --long_inputs truncate to cut it as bert-score does"),
+        (
+            ["--rescale_with_baseline"],
+            "--rescale_with_baseline needs --lang (baselines are per language) or --baseline_path",
+        ),
+        (
+            ["-c", LONG, "-r", "a word", "--long_inputs", "error"],
+            "pass --long_inputs window to score it in full or --long_inputs truncate to cut it as bert-score does",
+        ),
     ],
 )
 def test_errors_name_flags_not_python_keywords(args, said, capsys):
@@ -240,8 +313,10 @@ def test_errors_name_flags_not_python_keywords(args, said, capsys):
 def test_log_lines_name_flags_not_python_keywords():
     done = _cli(["-c", LONG, "-r", "a word", "-m", fb.DEFAULT_MODEL, "-l", "2"])
     assert done.returncode == 0, done.stderr
-    assert "as bert-score does (the tokenizer's limit); their scores ignore the rest of the text. Pass --long_inputs " \
-           "window to score them in full." in done.stderr  # was: Pass long_inputs='window'
+    assert (
+        "as bert-score does (the tokenizer's limit); their scores ignore the rest of the text. Pass --long_inputs "
+        "window to score them in full." in done.stderr
+    )  # was: Pass long_inputs='window'
 
 
 @pytest.mark.parametrize(
@@ -271,15 +346,18 @@ def test_pairwise_names_the_out_flag_the_user_typed(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("a cat\n", encoding="utf-8")
     assert main(["pairwise", "-a", str(tmp_path / "a.txt"), "-o", "m.txt"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "bertscore pairwise: error: -o m.txt: the matrix file must end in .tsv or .npy"]
+        "bertscore pairwise: error: -o m.txt: the matrix file must end in .tsv or .npy"
+    ]
 
 
 def test_a_huggingface_hub_log_line_shows_once():
     # Was twice: bare from huggingface_hub's own handler, and again as "bertscore: ..." through the CLI's.
-    code = ("import argparse, logging, huggingface_hub.file_download\n"  # the module transformers downloads with
-            "from fastbertscore.cli.common import guarded\n"
-            "log = logging.getLogger('huggingface_hub.utils._http')\n"
-            "guarded('bertscore', lambda args: log.warning('Retrying in 1s [Retry 1/5].'), argparse.Namespace(verbose=False))")
+    code = (
+        "import argparse, logging, huggingface_hub.file_download\n"  # the module transformers downloads with
+        "from fastbertscore.cli.common import guarded\n"
+        "log = logging.getLogger('huggingface_hub.utils._http')\n"
+        "guarded('bertscore', lambda args: log.warning('Retrying in 1s [Retry 1/5].'), argparse.Namespace(verbose=False))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == ["Retrying in 1s [Retry 1/5]."]

@@ -77,7 +77,15 @@ def test_rescaled_similarities_use_the_f_baseline(tmp_path):
     baseline = tmp_path / "b.tsv"
     baseline.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.2,0.3,0.4\n" for i in range(7)))
     raw = explain(CAND, REF, model_type=fb.DEFAULT_MODEL, num_layers=4)
-    res = explain(CAND, REF, model_type=fb.DEFAULT_MODEL, num_layers=4, lang="en", rescale_with_baseline=True, baseline_path=str(baseline))
+    res = explain(
+        CAND,
+        REF,
+        model_type=fb.DEFAULT_MODEL,
+        num_layers=4,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=str(baseline),
+    )
     assert res.threshold == 0.3 and raw.threshold == 0.5
     for a, b in zip(raw.reference_units, res.reference_units):
         assert_close(b.similarity, (a.similarity - 0.4) / 0.6, fp32() / (1 - 0.4), "rescaled similarity")
@@ -97,7 +105,9 @@ def test_split_sentences():
     assert [text[a:b] for a, b in split_sentences(text)] == ["One.", "Two?", "Three!", "Four 東京。", "最后"]
 
 
-SENTENCE_REF = "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
+SENTENCE_REF = (
+    "The weather was sunny. The president met the prime minister in Paris. Stock prices fell sharply on Wall Street."
+)
 SENTENCE_CAND = "The president met the prime minister in Paris. It was warm and bright outside."
 
 
@@ -134,4 +144,6 @@ def test_an_all_layers_scorer_explains_its_own_layer(level):
     for side in ("candidate_units", "reference_units"):
         ours, theirs = getattr(e, side), getattr(expected, side)
         assert [(u.text, u.match) for u in ours] == [(u.text, u.match) for u in theirs]
-        assert_close([u.similarity for u in ours], [u.similarity for u in theirs], float(max(b.max() for b in bounds)), side)
+        assert_close(
+            [u.similarity for u in ours], [u.similarity for u in theirs], float(max(b.max() for b in bounds)), side
+        )

@@ -13,7 +13,9 @@ from fastbertscore.explanations import plot
 from fastbertscore.explanations.plot import similarity_figure
 
 LONG = ("The committee discussed the budget and the plans for next year. " * 62)[:3990]
-OTHER = ("Members of the board argued about money, schools, roads and the new hospital until late at night. " * 41)[:4000]
+OTHER = ("Members of the board argued about money, schools, roads and the new hospital until late at night. " * 41)[
+    :4000
+]
 WEBP_LIMIT = 16383
 
 
@@ -63,7 +65,10 @@ def test_a_short_pair_shows_tokens(scorer):
     fig = similarity_figure(e, kind="raw")
     rows, cols = _check(e, fig)
     assert len(rows) == len(e.candidate_units) and fig.axes[0].get_ylabel() == "Candidate (tokens)"
-    assert fig.axes[0].get_title().endswith("(raw)") and [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == ["The", "president"]
+    assert fig.axes[0].get_title().endswith("(raw)") and [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == [
+        "The",
+        "president",
+    ]
 
 
 def test_a_long_candidate_shows_words_and_renders(scorer):

@@ -75,10 +75,19 @@ def sentencepiece_model(tmp: Path, *, t5_ids: bool = False, fairseq: bool = Fals
     elif fairseq:
         ids, symbols = dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1), []
     else:
-        ids, symbols = dict(unk_id=0, bos_id=1, eos_id=2, pad_id=3), ["<mask>", "<cls>", "<sep>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+        ids, symbols = (
+            dict(unk_id=0, bos_id=1, eos_id=2, pad_id=3),
+            ["<mask>", "<cls>", "<sep>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"],
+        )
     spm.SentencePieceTrainer.train(
-        input=str(text), model_prefix=str(tmp / "spm"), vocab_size=800, model_type="unigram",
-        character_coverage=1.0, user_defined_symbols=symbols, **ids, minloglevel=2,
+        input=str(text),
+        model_prefix=str(tmp / "spm"),
+        vocab_size=800,
+        model_type="unigram",
+        character_coverage=1.0,
+        user_defined_symbols=symbols,
+        **ids,
+        minloglevel=2,
     )
     return str(tmp / "spm.model")
 
@@ -97,8 +106,12 @@ def _tokenizer(family: str, tmp: Path):
         return T.FunnelTokenizer(wordpiece_vocab(tmp, specials), **lim)
     if family in ("roberta", "bart", "longformer", "led"):
         vocab, merges = byte_bpe_files(tmp, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-        cls = {"roberta": T.RobertaTokenizer, "bart": T.BartTokenizer, "longformer": T.LongformerTokenizer,
-               "led": T.LEDTokenizer}[family]
+        cls = {
+            "roberta": T.RobertaTokenizer,
+            "bart": T.BartTokenizer,
+            "longformer": T.LongformerTokenizer,
+            "led": T.LEDTokenizer,
+        }[family]
         return cls(vocab, merges, **lim)
     if family == "deberta":
         vocab, merges = byte_bpe_files(tmp, ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"])
@@ -111,8 +124,13 @@ def _tokenizer(family: str, tmp: Path):
         return T.DebertaV2Tokenizer(model, model_max_length=UNLIMITED)
     if family == "xlnet":
         return T.XLNetTokenizer(model, model_max_length=UNLIMITED)
-    cls = {"xlm-roberta": T.XLMRobertaTokenizer, "albert": T.AlbertTokenizer, "mbart": T.MBartTokenizer,
-           "bigbird": T.BigBirdTokenizer, "camembert": T.CamembertTokenizer}[family]
+    cls = {
+        "xlm-roberta": T.XLMRobertaTokenizer,
+        "albert": T.AlbertTokenizer,
+        "mbart": T.MBartTokenizer,
+        "bigbird": T.BigBirdTokenizer,
+        "camembert": T.CamembertTokenizer,
+    }[family]
     return cls(model, **lim)
 
 
@@ -128,8 +146,13 @@ def _modernbert_tokenizer(tmp: Path):
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
     )
     return T.PreTrainedTokenizerFast(
-        tokenizer_object=backend, model_max_length=LIMIT, cls_token="[CLS]", sep_token="[SEP]",
-        pad_token="[PAD]", unk_token="[UNK]", mask_token="[MASK]",
+        tokenizer_object=backend,
+        model_max_length=LIMIT,
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        mask_token="[MASK]",
     )
 
 
@@ -144,7 +167,9 @@ def _model(family: str, tok):
         model_cls = {"roberta": T.RobertaModel, "xlm-roberta": T.XLMRobertaModel, "camembert": T.CamembertModel}
         return model_cls[family](cfg_cls[family](vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, **SIZE))
     if family == "distilbert":
-        cfg = T.DistilBertConfig(vocab_size=n, dim=32, n_layers=3, n_heads=2, hidden_dim=37, max_position_embeddings=LIMIT)
+        cfg = T.DistilBertConfig(
+            vocab_size=n, dim=32, n_layers=3, n_heads=2, hidden_dim=37, max_position_embeddings=LIMIT
+        )
         return T.DistilBertModel(cfg)
     if family == "albert":
         return T.AlbertModel(T.AlbertConfig(vocab_size=n, embedding_size=16, max_position_embeddings=LIMIT, **SIZE))
@@ -154,9 +179,17 @@ def _model(family: str, tok):
         return T.DebertaModel(T.DebertaConfig(vocab_size=n, max_position_embeddings=LIMIT, pad_token_id=pad, **SIZE))
     if family == "deberta-v2":  # as microsoft/deberta-v3-base: relative positions only
         cfg = T.DebertaV2Config(
-            vocab_size=n, max_position_embeddings=LIMIT, relative_attention=True, position_biased_input=False,
-            pos_att_type=["p2c", "c2p"], position_buckets=256, max_relative_positions=-1, norm_rel_ebd="layer_norm",
-            share_att_key=True, pad_token_id=pad, **SIZE,
+            vocab_size=n,
+            max_position_embeddings=LIMIT,
+            relative_attention=True,
+            position_biased_input=False,
+            pos_att_type=["p2c", "c2p"],
+            position_buckets=256,
+            max_relative_positions=-1,
+            norm_rel_ebd="layer_norm",
+            share_att_key=True,
+            pad_token_id=pad,
+            **SIZE,
         )
         return T.DebertaV2Model(cfg)
     if family == "mpnet":
@@ -164,44 +197,109 @@ def _model(family: str, tok):
     if family == "xlnet":
         return T.XLNetModel(T.XLNetConfig(vocab_size=n, d_model=32, n_layer=3, n_head=2, d_inner=37, pad_token_id=pad))
     if family in ("t5", "mt5"):  # whole seq2seq checkpoints, as t5-small and google/mt5-small are
-        cfg_cls, model_cls = (T.T5Config, T.T5ForConditionalGeneration) if family == "t5" else (T.MT5Config, T.MT5ForConditionalGeneration)
-        cfg = cfg_cls(vocab_size=n, d_model=32, d_kv=16, d_ff=37, num_layers=3, num_decoder_layers=2, num_heads=2,
-                      pad_token_id=pad, eos_token_id=tok.eos_token_id, decoder_start_token_id=pad)
+        cfg_cls, model_cls = (
+            (T.T5Config, T.T5ForConditionalGeneration)
+            if family == "t5"
+            else (T.MT5Config, T.MT5ForConditionalGeneration)
+        )
+        cfg = cfg_cls(
+            vocab_size=n,
+            d_model=32,
+            d_kv=16,
+            d_ff=37,
+            num_layers=3,
+            num_decoder_layers=2,
+            num_heads=2,
+            pad_token_id=pad,
+            eos_token_id=tok.eos_token_id,
+            decoder_start_token_id=pad,
+        )
         return model_cls(cfg)
-    seq2seq = dict(d_model=32, encoder_layers=3, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-                   encoder_ffn_dim=37, decoder_ffn_dim=37, pad_token_id=pad, bos_token_id=tok.bos_token_id,
-                   eos_token_id=tok.eos_token_id, vocab_size=n)
+    seq2seq = dict(
+        d_model=32,
+        encoder_layers=3,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=37,
+        decoder_ffn_dim=37,
+        pad_token_id=pad,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        vocab_size=n,
+    )
     if family == "bart":  # facebook/bart-large is a BartModel checkpoint
         return T.BartModel(T.BartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
     if family == "mbart":
         return T.MBartForConditionalGeneration(T.MBartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
     if family == "led":
-        cfg = T.LEDConfig(max_encoder_position_embeddings=LIMIT + 8, max_decoder_position_embeddings=64,
-                          attention_window=[8, 8, 8], **seq2seq)
+        cfg = T.LEDConfig(
+            max_encoder_position_embeddings=LIMIT + 8,
+            max_decoder_position_embeddings=64,
+            attention_window=[8, 8, 8],
+            **seq2seq,
+        )
         return T.LEDForConditionalGeneration(cfg)
     if family == "longformer":
-        cfg = T.LongformerConfig(vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, attention_window=[8, 8, 8], **SIZE)
+        cfg = T.LongformerConfig(
+            vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, attention_window=[8, 8, 8], **SIZE
+        )
         return T.LongformerModel(cfg)
     if family == "bigbird":  # full attention: bert-score's inputs are short, and block-sparse needs long ones
-        cfg = T.BigBirdConfig(vocab_size=n, max_position_embeddings=LIMIT, attention_type="original_full",
-                              pad_token_id=pad, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                              sep_token_id=tok.sep_token_id, **SIZE)
+        cfg = T.BigBirdConfig(
+            vocab_size=n,
+            max_position_embeddings=LIMIT,
+            attention_type="original_full",
+            pad_token_id=pad,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            sep_token_id=tok.sep_token_id,
+            **SIZE,
+        )
         return T.BigBirdModel(cfg)
     if family == "modernbert":
-        cfg = T.ModernBertConfig(vocab_size=n, max_position_embeddings=LIMIT, pad_token_id=pad, bos_token_id=tok.cls_token_id,
-                                 eos_token_id=tok.sep_token_id, cls_token_id=tok.cls_token_id, sep_token_id=tok.sep_token_id,
-                                 global_attn_every_n_layers=2, local_attention=16, **SIZE)
+        cfg = T.ModernBertConfig(
+            vocab_size=n,
+            max_position_embeddings=LIMIT,
+            pad_token_id=pad,
+            bos_token_id=tok.cls_token_id,
+            eos_token_id=tok.sep_token_id,
+            cls_token_id=tok.cls_token_id,
+            sep_token_id=tok.sep_token_id,
+            global_attn_every_n_layers=2,
+            local_attention=16,
+            **SIZE,
+        )
         return T.ModernBertModel(cfg)
     if family == "funnel":
-        cfg = T.FunnelConfig(vocab_size=n, block_sizes=[1, 1, 1], num_decoder_layers=1, d_model=32, n_head=2, d_head=16,
-                             d_inner=37)
+        cfg = T.FunnelConfig(
+            vocab_size=n, block_sizes=[1, 1, 1], num_decoder_layers=1, d_model=32, n_head=2, d_head=16, d_inner=37
+        )
         return T.FunnelModel(cfg)
     raise KeyError(family)
 
 
 FAMILIES = [
-    "bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "mpnet", "xlnet",
-    "t5", "mt5", "bart", "mbart", "longformer", "led", "bigbird", "camembert", "modernbert", "funnel",
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "distilbert",
+    "albert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "mpnet",
+    "xlnet",
+    "t5",
+    "mt5",
+    "bart",
+    "mbart",
+    "longformer",
+    "led",
+    "bigbird",
+    "camembert",
+    "modernbert",
+    "funnel",
 ]
 
 
@@ -228,9 +326,13 @@ def main() -> None:
         out = build(family)
         size = sum(p.stat().st_size for p in out.iterdir())
         print(f"{family:12s} {out.relative_to(REPO)}  {size / 1e3:.0f} kB", flush=True)
-    (OUT / "versions.json").write_text(json.dumps(
-        {"transformers": T.__version__, "torch": torch.__version__, "made_by": "tests/families/build_fixtures.py"},
-        indent=1) + "\n")
+    (OUT / "versions.json").write_text(
+        json.dumps(
+            {"transformers": T.__version__, "torch": torch.__version__, "made_by": "tests/families/build_fixtures.py"},
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

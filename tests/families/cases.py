@@ -18,8 +18,26 @@ RATINGS = REPO / "tests" / "data" / "wmt_toen_sample.tsv"
 
 #: Every family bert-score 0.3.13 supports, in the order of the docs table; funnel is the one it cannot cut.
 FAMILIES = [
-    "bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "mpnet", "xlnet",
-    "t5", "mt5", "bart", "mbart", "longformer", "led", "bigbird", "camembert", "modernbert", "funnel",
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "distilbert",
+    "albert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "mpnet",
+    "xlnet",
+    "t5",
+    "mt5",
+    "bart",
+    "mbart",
+    "longformer",
+    "led",
+    "bigbird",
+    "camembert",
+    "modernbert",
+    "funnel",
 ]
 UNSUPPORTED = {"funnel"}
 DEPTH = 3  # every fixture has 3 layers

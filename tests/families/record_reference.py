@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cases  # noqa: E402
+import cases
 
 
 def _versions() -> dict[str, str]:
@@ -36,7 +36,9 @@ def _versions() -> dict[str, str]:
     found = {name: importlib.metadata.version(name) for name in names}
     found["python"] = platform.python_version()
     found["cpu"] = platform.processor() or platform.machine()
-    assert transformers.__version__.startswith("4."), f"run in the transformers-4 venv (found {transformers.__version__})"
+    assert transformers.__version__.startswith("4."), (
+        f"run in the transformers-4 venv (found {transformers.__version__})"
+    )
     assert found["bert-score"] == "0.3.13", found
     found["torch_capability"] = torch.backends.cpu.get_cpu_capability()
     return found
@@ -75,12 +77,18 @@ def main() -> None:
     cands, refs = cases.pairs()
     from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
 
-    record = {"versions": _versions(), "script": "tests/families/record_reference.py", "batch_size": 1,
-              "options": dict(cases.OPTIONS), "families": {},
-              # The model types whose slow tokenizer is GPT2Tokenizer or RobertaTokenizer, where bert-score
-              # passes add_prefix_space=True: fastbertscore.pipeline.models keeps the same list.
-              "prefix_space_model_types": sorted(
-                  k for k, v in TOKENIZER_MAPPING_NAMES.items() if v[0] in ("GPT2Tokenizer", "RobertaTokenizer"))}
+    record = {
+        "versions": _versions(),
+        "script": "tests/families/record_reference.py",
+        "batch_size": 1,
+        "options": dict(cases.OPTIONS),
+        "families": {},
+        # The model types whose slow tokenizer is GPT2Tokenizer or RobertaTokenizer, where bert-score
+        # passes add_prefix_space=True: fastbertscore.pipeline.models keeps the same list.
+        "prefix_space_model_types": sorted(
+            k for k, v in TOKENIZER_MAPPING_NAMES.items() if v[0] in ("GPT2Tokenizer", "RobertaTokenizer")
+        ),
+    }
     for family in cases.FAMILIES:
         path = cases.linked(family)
         entry = record["families"][family] = {}

@@ -12,12 +12,14 @@ import datasets
 import evaluate
 import pytest
 import torch
-from paths import REPO
+from paths import (
+    MINILM,
+    REPO,
+)
 from tolerances import assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 
-from paths import MINILM  # noqa: E402
 MODULE = str(REPO / "bertscore.py")
 
 
@@ -26,7 +28,9 @@ def test_load_time_keywords_are_defaults_and_compute_keywords_win(mt_pairs):
     metric = evaluate.load(MODULE, model_type=MINILM, num_layers=4)
     out = metric.compute(predictions=cands, references=refs)
     assert "_L4_" in out["hashcode"]
-    assert_scores_close([out[k] for k in ("precision", "recall", "f1")], fb.score(cands, refs, model_type=MINILM, num_layers=4))
+    assert_scores_close(
+        [out[k] for k in ("precision", "recall", "f1")], fb.score(cands, refs, model_type=MINILM, num_layers=4)
+    )
     assert "_L2_" in metric.compute(predictions=cands, references=refs, num_layers=2)["hashcode"]
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_layer'; the options are: all_layers"):
         evaluate.load(MODULE, num_layer=4)
@@ -41,8 +45,9 @@ def test_add_batch_loops_and_combine(mt_pairs):
     single = fb.score(cands, refs, model_type=MINILM)
     assert_scores_close([out[k] for k in ("precision", "recall", "f1")], single)
     # Two layers side by side (every other metric module would be a download): evaluate names them apart.
-    combined = evaluate.combine([evaluate.load(MODULE, model_type=MINILM), evaluate.load(MODULE, model_type=MINILM,
-                                                                                          num_layers=5)])
+    combined = evaluate.combine(
+        [evaluate.load(MODULE, model_type=MINILM), evaluate.load(MODULE, model_type=MINILM, num_layers=5)]
+    )
     both = combined.compute(predictions=cands, references=refs)
     assert_close(both["bert_score_0_f1"], single[2], prf_bounds()[2], "F1 through evaluate.combine")
     layer5 = fb.score(cands, refs, model_type=MINILM, num_layers=5)[2]
@@ -57,15 +62,19 @@ class Seq2SeqPipeline:
     def __init__(self, path: str, task: str, key: str):
         from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-        self.tokenizer, self.model = AutoTokenizer.from_pretrained(path), T5ForConditionalGeneration.from_pretrained(path)
+        self.tokenizer, self.model = (
+            AutoTokenizer.from_pretrained(path),
+            T5ForConditionalGeneration.from_pretrained(path),
+        )
         self.task, self.key = task, key
 
     def __call__(self, inputs, truncation=True, **_):
         batch = self.tokenizer(list(inputs), return_tensors="pt", padding=True, truncation=truncation)
         with torch.inference_mode():
             special = [i for i in self.tokenizer.all_special_ids if i != self.tokenizer.eos_token_id]
-            ids = self.model.generate(**batch, max_new_tokens=8, min_new_tokens=3, suppress_tokens=special,
-                                      do_sample=False)  # a few real words, not the empty strings of an untrained model
+            ids = self.model.generate(
+                **batch, max_new_tokens=8, min_new_tokens=3, suppress_tokens=special, do_sample=False
+            )  # a few real words, not the empty strings of an untrained model
         return [{self.key: t} for t in self.tokenizer.batch_decode(ids, skip_special_tokens=True)]
 
 
@@ -80,19 +89,29 @@ def _evaluator(task: str, monkeypatch):
     try:
         return evaluate.evaluator(task)
     except KeyError:
-        return {"text2text-generation": evaluate.Text2TextGenerationEvaluator, "summarization": evaluate.SummarizationEvaluator,
-                "translation": evaluate.TranslationEvaluator}[task](task=task)
+        return {
+            "text2text-generation": evaluate.Text2TextGenerationEvaluator,
+            "summarization": evaluate.SummarizationEvaluator,
+            "translation": evaluate.TranslationEvaluator,
+        }[task](task=task)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("task", "key"), [("text2text-generation", "generated_text"), ("summarization", "summary_text"),
-                                           ("translation", "translation_text")])
+@pytest.mark.parametrize(
+    ("task", "key"),
+    [
+        ("text2text-generation", "generated_text"),
+        ("summarization", "summary_text"),
+        ("translation", "translation_text"),
+    ],
+)
 def test_evaluator_scores_the_pipeline_outputs(tiny_model, mt_pairs, task, key, monkeypatch):
     pipe = Seq2SeqPipeline(tiny_model("t5-generation"), task, key)
     data = datasets.Dataset.from_dict({"source": mt_pairs[0][:6], "target": mt_pairs[1][:6]})
     metric = evaluate.load(MODULE, model_type=MINILM, num_layers=4)  # the evaluator passes no metric arguments
-    results = _evaluator(task, monkeypatch).compute(model_or_pipeline=pipe, data=data, metric=metric,
-                                                input_column="source", label_column="target")
+    results = _evaluator(task, monkeypatch).compute(
+        model_or_pipeline=pipe, data=data, metric=metric, input_column="source", label_column="target"
+    )
     outputs = [o[key] for o in pipe(data["source"])]
     assert sum(bool(o.strip()) for o in outputs) >= 3
     direct = fb.score(outputs, data["target"], model_type=MINILM, num_layers=4)
@@ -117,9 +136,26 @@ print(json.dumps(out))
 def test_evaluates_distributed_mode_gives_process_zero_the_whole_result(mt_pairs, tmp_path):
     cands, refs = mt_pairs[0][:9], [[r, c] for r, c in zip(mt_pairs[1][:9], mt_pairs[0][1:10])]
     env = {**os.environ, "HF_EVALUATE_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", _PROCESS, str(i), str(tmp_path), MODULE, MINILM, json.dumps(cands),
-                               json.dumps(refs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _PROCESS,
+                str(i),
+                str(tmp_path),
+                MODULE,
+                MINILM,
+                json.dumps(cands),
+                json.dumps(refs),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
     first, second = (json.loads(out.strip().splitlines()[-1]) for out, _ in outs)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 from gloo import on_gloo_ranks
+from paths import MINILM
 from tiny_models import MAX_LEN
 from tolerances import TINY_WIDTH, assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.integrations.torchmetrics import BERTScore
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.parametrize("idf", [False, True])
@@ -24,8 +23,9 @@ def test_several_updates_equal_one_score(mt_pairs, idf):
     metric.update(tuple(cands[8:]), tuple(refs[8:]))
     out = metric.compute()
     assert set(out) == {"precision", "recall", "f1"}
-    assert_scores_close((out["precision"], out["recall"], out["f1"]), fb.score(cands, refs, model_type=MINILM,
-                                                                              num_layers=4, idf=idf))
+    assert_scores_close(
+        (out["precision"], out["recall"], out["f1"]), fb.score(cands, refs, model_type=MINILM, num_layers=4, idf=idf)
+    )
 
 
 def test_several_references_rescaling_hash_and_all_layers(mt_pairs):
@@ -37,8 +37,9 @@ def test_several_references_rescaling_hash_and_all_layers(mt_pairs):
     out = metric.compute()
     scorer = fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True)
     assert out["hash"] == scorer.hash
-    assert_scores_close((out["precision"], out["recall"], out["f1"]), scorer.score(cands, multi),
-                        baseline=scorer.baseline_vals)
+    assert_scores_close(
+        (out["precision"], out["recall"], out["f1"]), scorer.score(cands, multi), baseline=scorer.baseline_vals
+    )
     every = BERTScore(model_name_or_path=MINILM, all_layers=True, num_layers=6)
     every.update(cands, [m[0] for m in multi])
     assert every.compute()["f1"].shape == (7, 6)
@@ -48,10 +49,13 @@ def test_forward_scores_the_batch_and_keeps_it_and_reset_forgets(mt_pairs):
     cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
     metric = BERTScore(model_name_or_path=MINILM)
     batch = metric(cands[:4], refs[:4])
-    assert_scores_close((batch["precision"], batch["recall"], batch["f1"]), fb.score(cands[:4], refs[:4], model_type=MINILM))
+    assert_scores_close(
+        (batch["precision"], batch["recall"], batch["f1"]), fb.score(cands[:4], refs[:4], model_type=MINILM)
+    )
     metric(cands[4:], refs[4:])
-    assert_scores_close(tuple(metric.compute()[k] for k in ("precision", "recall", "f1")),
-                        fb.score(cands, refs, model_type=MINILM))
+    assert_scores_close(
+        tuple(metric.compute()[k] for k in ("precision", "recall", "f1")), fb.score(cands, refs, model_type=MINILM)
+    )
     metric.reset()
     with pytest.raises(ValueError, match="compute\\(\\) before any update"):
         metric.compute()
@@ -64,7 +68,11 @@ def test_forward_scores_the_batch_and_keeps_it_and_reset_forgets(mt_pairs):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"model": torch.nn.Linear(2, 2)}, TypeError, r"BERTScore\(\.\.\., model=\.\.\.\) has no meaning.*model_name_or_path"),
+        (
+            {"model": torch.nn.Linear(2, 2)},
+            TypeError,
+            r"BERTScore\(\.\.\., model=\.\.\.\) has no meaning.*model_name_or_path",
+        ),
         ({"user_tokenizer": object()}, TypeError, "user_tokenizer=.*has no meaning"),
         ({"user_forward_fn": len}, TypeError, "user_forward_fn=.*num_layers"),
         ({"baseline_url": "https://x"}, TypeError, "baseline_url=.*baseline_path"),
@@ -110,4 +118,6 @@ def test_two_gloo_ranks_each_compute_the_score_of_everything(tiny_model, mt_pair
     for idf in (False, True):
         single = fb.score(cands, refs, model_type=model, num_layers=2, idf=idf)  # idf over every reference
         for rank, result in enumerate(ranks):
-            assert_scores_close(result[str(idf)], single, width=TINY_WIDTH, tokens=MAX_LEN, what=f"rank {rank}, idf={idf}: ")
+            assert_scores_close(
+                result[str(idf)], single, width=TINY_WIDTH, tokens=MAX_LEN, what=f"rank {rank}, idf={idf}: "
+            )

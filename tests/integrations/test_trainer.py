@@ -18,10 +18,15 @@ def recipe_compute_metrics(scorer, tokenizer):
         predictions, labels = eval_pred
         predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
         labels = np.where(labels != -100, labels, tokenizer.pad_token_id)
-        P, R, F = scorer.score(tokenizer.batch_decode(predictions, skip_special_tokens=True),
-                               tokenizer.batch_decode(labels, skip_special_tokens=True))
-        return {"bertscore_precision": P.mean().item(), "bertscore_recall": R.mean().item(),
-                "bertscore_f1": F.mean().item()}
+        P, R, F = scorer.score(
+            tokenizer.batch_decode(predictions, skip_special_tokens=True),
+            tokenizer.batch_decode(labels, skip_special_tokens=True),
+        )
+        return {
+            "bertscore_precision": P.mean().item(),
+            "bertscore_recall": R.mean().item(),
+            "bertscore_f1": F.mean().item(),
+        }
 
     return compute_metrics
 
@@ -34,8 +39,11 @@ def test_seq2seq_trainer_logs_the_bertscore_of_its_generations(tiny_model, mt_pa
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
     model = transformers.T5ForConditionalGeneration.from_pretrained(path)
     # A few words each, never a special token: an untrained model would otherwise often say nothing at all.
-    model.generation_config.update(max_new_tokens=8, min_new_tokens=3,
-                                   suppress_tokens=[i for i in tokenizer.all_special_ids if i != tokenizer.eos_token_id])
+    model.generation_config.update(
+        max_new_tokens=8,
+        min_new_tokens=3,
+        suppress_tokens=[i for i in tokenizer.all_special_ids if i != tokenizer.eos_token_id],
+    )
 
     def encode(batch):
         out = tokenizer(batch["source"], truncation=True)
@@ -47,12 +55,26 @@ def test_seq2seq_trainer_logs_the_bertscore_of_its_generations(tiny_model, mt_pa
     train, dev = data.select(range(10)), data.select(range(10, 16))
     scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL)
     args = transformers.Seq2SeqTrainingArguments(
-        str(tmp_path / "out"), predict_with_generate=True, max_steps=4, per_device_train_batch_size=4,
-        per_device_eval_batch_size=4, eval_strategy="steps", eval_steps=4, save_strategy="no", report_to=[],
-        use_cpu=True, seed=0, disable_tqdm=True, learning_rate=1e-3,
+        str(tmp_path / "out"),
+        predict_with_generate=True,
+        max_steps=4,
+        per_device_train_batch_size=4,
+        per_device_eval_batch_size=4,
+        eval_strategy="steps",
+        eval_steps=4,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        seed=0,
+        disable_tqdm=True,
+        learning_rate=1e-3,
     )
     trainer = transformers.Seq2SeqTrainer(
-        model=model, args=args, train_dataset=train, eval_dataset=dev, processing_class=tokenizer,
+        model=model,
+        args=args,
+        train_dataset=train,
+        eval_dataset=dev,
+        processing_class=tokenizer,
         data_collator=transformers.DataCollatorForSeq2Seq(tokenizer, model=model),
         compute_metrics=recipe_compute_metrics(scorer, tokenizer),
     )

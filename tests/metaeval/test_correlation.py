@@ -7,7 +7,10 @@ import math
 import numpy as np
 import pytest
 import sacrebleu
-from paths import RATINGS
+from paths import (
+    MINILM,
+    RATINGS,
+)
 from scipy import stats
 from tolerances import assert_scores_close, fp64
 
@@ -16,8 +19,6 @@ from fastbertscore import metaeval
 from fastbertscore.cli.main import main
 from fastbertscore.pipeline import layer_registry as registry
 from fastbertscore.pipeline.defaults import fallback_layer
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +57,12 @@ def test_chrf_and_sentbleu_match_sacrebleu(report, data):
     chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(data.cands, data.refs)]
     bleu = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(data.cands, data.refs)]
     group = data.groups[0]
-    assert report.metrics["chrF"][group].kendall == pytest.approx(stats.kendalltau(chrf, data.human).statistic, abs=fp64(len(chrf)))
-    assert report.metrics["SentBLEU"][group].kendall == pytest.approx(stats.kendalltau(bleu, data.human).statistic,
-                                                                      abs=fp64(len(bleu)))
+    assert report.metrics["chrF"][group].kendall == pytest.approx(
+        stats.kendalltau(chrf, data.human).statistic, abs=fp64(len(chrf))
+    )
+    assert report.metrics["SentBLEU"][group].kendall == pytest.approx(
+        stats.kendalltau(bleu, data.human).statistic, abs=fp64(len(bleu))
+    )
 
 
 def test_bootstrap_is_deterministic(data):
@@ -80,7 +84,9 @@ def test_best_layer_is_the_argmax_and_ties_go_shallower():
 
 
 def test_small_groups_are_reported_not_crashed(data):
-    tiny = metaeval.Judgments(data.cands[:5], data.refs[:5], data.human[:5], ["a", "a", "b", "b", "b"], ["s"] * 5, list("12345"))
+    tiny = metaeval.Judgments(
+        data.cands[:5], data.refs[:5], data.human[:5], ["a", "a", "b", "b", "b"], ["s"] * 5, list("12345")
+    )
     out = metaeval.correlate(np.arange(5.0), tiny, bootstrap=10)
     assert out["a"].note == "fewer than 3 rows (2)" and math.isnan(out["a"].kendall)
     assert math.isfinite(out["b"].kendall) and "pooled" in out
@@ -100,8 +106,25 @@ def test_bad_files(tmp_path):
 def test_tune_layer_records_a_layer_that_score_then_uses(tiny_model, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(tmp_path / "layers.json"))
     path = tiny_model("bert")
-    code = main(["tune-layer", "--data", str(RATINGS), "--limit", "60", "--model", path, "--bootstrap", "0",
-                 "--no-surface", "--record", "--out", str(tmp_path / "t.md"), "--plot", str(tmp_path / "t.png")])
+    code = main(
+        [
+            "tune-layer",
+            "--data",
+            str(RATINGS),
+            "--limit",
+            "60",
+            "--model",
+            path,
+            "--bootstrap",
+            "0",
+            "--no-surface",
+            "--record",
+            "--out",
+            str(tmp_path / "t.md"),
+            "--plot",
+            str(tmp_path / "t.png"),
+        ]
+    )
     assert code == 0
     best = registry.tuned_layer(path)
     assert best is not None and f"recorded layer {best}" in capsys.readouterr().out

@@ -49,14 +49,16 @@ def test_a_metric_equal_to_the_ratings_agrees_everywhere_and_a_reversed_one_nowh
 
 def test_correlate_system_level_command(tmp_path, capsys):
     out = tmp_path / "system.md"
-    code = main(["correlate", "--system-level", "--data", str(RATINGS), "--bootstrap", "50", "--no-surface",
-                 "--out", str(out)])
+    code = main(
+        ["correlate", "--system-level", "--data", str(RATINGS), "--bootstrap", "50", "--no-surface", "--out", str(out)]
+    )
     assert code == 0
     table = out.read_text()
     assert "pairwise accuracy (36 pairs, 95% CI)" in table and "**BERTScore F L3 (default)**" in table
     data = metaeval.read_judgments(RATINGS)
-    every = metaeval.bertscore_all_layers(fb.BERTScorer(model_type=fb.DEFAULT_MODEL, all_layers=True), data,
-                                          verbose=False)
+    every = metaeval.bertscore_all_layers(
+        fb.BERTScorer(model_type=fb.DEFAULT_MODEL, all_layers=True), data, verbose=False
+    )
     direct = metaeval.system_agreement(every[3, :, 2], data.human, metaeval.test_sets(data), bootstrap=50, seed=0)
     row = next(line for line in table.splitlines() if "F L3" in line)
     assert f"| {direct.accuracy:.3f} ({direct.accuracy_ci[0]:.3f}–{direct.accuracy_ci[1]:.3f}) |" in row

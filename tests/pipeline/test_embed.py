@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from paths import MINILM
 from tolerances import assert_close, unit_norm
 from tolerances import encoder as encoder_bound
 
 from fastbertscore.pipeline.embed import embed, length_batches, pad_id_of
 from fastbertscore.pipeline.models import load_encoder, load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.mark.parametrize("batch_size, max_tokens", [(1, 10_000), (3, 60), (64, 10_000)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from paths import MINILM
 from tolerances import TINY_WIDTH, assert_close, encoder
 
 from fastbertscore.pipeline.models import (
@@ -13,8 +14,6 @@ from fastbertscore.pipeline.models import (
     model_depth,
     resolve_model_source,
 )
-
-from paths import MINILM  # noqa: E402
 
 
 def test_the_embedded_model_is_found_in_site_packages(minilm_path):

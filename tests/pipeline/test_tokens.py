@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 from bert_score.utils import sent_encode
+from paths import MINILM
 
 from fastbertscore.pipeline.models import load_tokenizer
 from fastbertscore.pipeline.tokens import pieces, tokenize
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -36,5 +35,13 @@ def test_pieces_keep_the_ids_and_point_into_the_original_text(tokenizer):
     got = pieces(tokenizer, text, 512)
     assert got.ids == tokenize(tokenizer, [text], 512).ids[0]
     words = [text[a:b] for (a, b), special in zip(got.spans, got.special) if not special]
-    assert words == ["the", "cat", "sat", "on", "the", "mat", "."] or [w.lower() for w in words] == ["the", "cat", "sat", "on", "the", "mat", "."]
+    assert words == ["the", "cat", "sat", "on", "the", "mat", "."] or [w.lower() for w in words] == [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "the",
+        "mat",
+        ".",
+    ]
     assert got.special[0] and got.special[-1] and got.words[0] is None

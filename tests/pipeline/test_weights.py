@@ -7,6 +7,7 @@ from collections import defaultdict
 import pytest
 import torch
 from bert_score.utils import get_idf_dict
+from paths import MINILM
 from tolerances import stored_fp32
 
 from fastbertscore.pipeline.models import load_tokenizer
@@ -18,8 +19,6 @@ from fastbertscore.pipeline.weights import (
     sentence_weights,
     table_from_mapping,
 )
-
-from paths import MINILM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import math
 import bert_score
 import pytest
 import torch
+from paths import MINILM
 from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds, stored_fp32, unit_norm
 
 import fastbertscore as fb
@@ -18,7 +19,6 @@ from fastbertscore.pipeline.windows import (
     window_ids,
 )
 
-from paths import MINILM  # noqa: E402
 TEXT = (
     "The committee postponed its decision until next week because several members were travelling abroad. "
     "Researchers found that the new drug reduced symptoms in most patients, although side effects were common. "
@@ -91,7 +91,9 @@ def test_a_fact_beyond_the_window_counts_only_in_window_mode(window_scorer):
 
 
 def test_error_mode_names_the_first_long_input():
-    with pytest.raises(ValueError, match=r"cands\[1\] has \d+ tokens, more than the model's 512; pass long_inputs='window'"):
+    with pytest.raises(
+        ValueError, match=r"cands\[1\] has \d+ tokens, more than the model's 512; pass long_inputs='window'"
+    ):
         fb.score(["short", TEXT * 12, TEXT * 13], ["a", "b", "c"], model_type=MINILM, long_inputs="error")
     with pytest.raises(ValueError, match="long_inputs='chunk' is not one of truncate, window, error"):
         fb.score(["a"], ["b"], model_type=MINILM, long_inputs="chunk")
@@ -124,8 +126,12 @@ def test_tokenizer_without_max_length_reads_relative_positions_whole_in_both_mod
     windowed = fb.BERTScorer(model_type=path, num_layers=2, long_inputs="window")
     assert windowed.max_length is None and len(windowed.tokenizer(long_text)["input_ids"]) > 40
     whole = windowed.score([long_text], ["the quick brown fox"])
-    assert_scores_close(whole, fb.score([long_text], ["the quick brown fox"], model_type=path, num_layers=2),
-                        width=TINY_WIDTH, tokens=200)
+    assert_scores_close(
+        whole,
+        fb.score([long_text], ["the quick brown fox"], model_type=path, num_layers=2),
+        width=TINY_WIDTH,
+        tokens=200,
+    )
 
 
 def test_explain_in_window_mode_covers_the_whole_text():

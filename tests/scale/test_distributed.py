@@ -64,8 +64,15 @@ def _score_with_rank(batch, rank, model):
 def test_dataset_map_with_ranks(tiny_model, mt_pairs):
     model = tiny_model("bert")
     ds = datasets.Dataset.from_dict({"candidate": mt_pairs[0][:20], "reference": mt_pairs[1][:20]})
-    scored = ds.map(_score_with_rank, batched=True, batch_size=5, with_rank=True, num_proc=2,
-                    fn_kwargs={"model": model}, load_from_cache_file=False)
+    scored = ds.map(
+        _score_with_rank,
+        batched=True,
+        batch_size=5,
+        with_rank=True,
+        num_proc=2,
+        fn_kwargs={"model": model},
+        load_from_cache_file=False,
+    )
     single = fb.score(mt_pairs[0][:20], mt_pairs[1][:20], model_type=model, num_layers=2)[2]
     assert_close(scored["f1"], single, prf_bounds(TINY_WIDTH, tokens=MAX_LEN)[2], "F1 from Dataset.map")
     assert set(scored["rank"]) == {0, 1}

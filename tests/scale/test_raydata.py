@@ -8,10 +8,10 @@ from tolerances import PRINTED_6, assert_close, assert_scores_close, prf_bounds
 import fastbertscore as fb
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra fastbertscore[ray] (in requirements-test.txt)")
-from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray  # noqa: E402
+from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-from paths import MINILM  # noqa: E402
+from paths import MINILM
 
 
 @pytest.fixture(scope="module")
@@ -26,20 +26,26 @@ def cluster():
 @pytest.mark.parametrize("idf", [False, True])
 def test_equals_one_process_in_input_order(cluster, mt_pairs, idf):
     cands, refs = mt_pairs[0][:13], mt_pairs[1][:13]  # 13 rows in batches of 3 over 2 actors: order is not kept by Ray
-    ours = score_with_ray(cands, refs, idf=idf, batch_size=3, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4)
+    ours = score_with_ray(
+        cands, refs, idf=idf, batch_size=3, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4
+    )
     assert_scores_close(ours, fb.score(cands, refs, idf=idf, model_type=MINILM, num_layers=4))
 
 
 def test_multi_reference_with_idf(cluster, mt_pairs):
     cands = mt_pairs[0][:7]
     refs = [[mt_pairs[1][i], mt_pairs[1][i + 7]] if i % 2 else [mt_pairs[1][i]] for i in range(7)]
-    ours = score_with_ray(cands, refs, idf=True, batch_size=2, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4)
+    ours = score_with_ray(
+        cands, refs, idf=True, batch_size=2, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4
+    )
     assert_scores_close(ours, fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4))
 
 
 def test_dataset_keeps_its_columns_and_the_file_helper_writes_in_order(cluster, mt_pairs, tmp_path):
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
-    ds = ray.data.from_items([{"id": f"doc-{i}", "candidate": c, "reference": r} for i, (c, r) in enumerate(zip(cands, refs))])
+    ds = ray.data.from_items(
+        [{"id": f"doc-{i}", "candidate": c, "reference": r} for i, (c, r) in enumerate(zip(cands, refs))]
+    )
     rows = score_ray_dataset(ds, batch_size=4, concurrency=1, num_cpus=1, model_type=MINILM, num_layers=4).take_all()
     assert sorted(r["id"] for r in rows) == [f"doc-{i}" for i in range(6)]
     F = fb.score(cands, refs, model_type=MINILM, num_layers=4)[2]
@@ -49,8 +55,26 @@ def test_dataset_keeps_its_columns_and_the_file_helper_writes_in_order(cluster, 
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("candidate\treference\n" + "".join(f"{c}\t{r}\n" for c, r in zip(cands, refs)), encoding="utf-8")
     out = tmp_path / "scores.tsv"
-    assert main([str(pairs), "-m", MINILM, "-l", "4", "--concurrency", "2", "--num-cpus", "1", "--batch-size", "2",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                str(pairs),
+                "-m",
+                MINILM,
+                "-l",
+                "4",
+                "--concurrency",
+                "2",
+                "--num-cpus",
+                "1",
+                "--batch-size",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     lines = out.read_text().splitlines()
     assert lines[0] == "P\tR\tF1" and len(lines) == 7
     printed = [float(line.split("\t")[2]) for line in lines[1:]]

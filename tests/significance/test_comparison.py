@@ -9,14 +9,13 @@ import json
 import numpy as np
 import pytest
 import sacrebleu.significance as sacre
+from paths import MINILM
 from sacrebleu.metrics.base import Metric, Score, Signature
 from tolerances import assert_close, assert_scores_close, fp32, fp64
 from wmt import wmt_systems, wmt_systems_of
 
 import fastbertscore as fb
 from fastbertscore.significance import resampling
-
-from paths import MINILM  # noqa: E402
 
 
 class SegmentMean(Metric):
@@ -51,11 +50,15 @@ class SegmentMean(Metric):
 def sacrebleu_paired(result: fb.Comparison, test: str, n_samples: int, monkeypatch, seed: int):
     """sacrebleu's PairedTest on our F1 segment scores: {name: (score, mean, ci, p)}."""
     monkeypatch.setenv("SACREBLEU_SEED", str(seed))
-    table = {f"{name}\t{i}": float(f) for name, scores in result.segment_scores.items() for i, f in enumerate(scores[2])}
+    table = {
+        f"{name}\t{i}": float(f) for name, scores in result.segment_scores.items() for i, f in enumerate(scores[2])
+    }
     named = [(name, [f"{name}\t{i}" for i in range(len(scores[2]))]) for name, scores in result.segment_scores.items()]
     named.sort(key=lambda item: item[0] != result.baseline)
     extra = {"n_ar_confidence": resampling.AR_CONFIDENCE_SAMPLES} if test == "ar" else {}
-    _, scores = sacre.PairedTest(named, {"F1": SegmentMean(table)}, None, test_type=test, n_samples=n_samples, **extra)()
+    _, scores = sacre.PairedTest(
+        named, {"F1": SegmentMean(table)}, None, test_type=test, n_samples=n_samples, **extra
+    )()
     return {name: (r.score, r.mean, r.ci, r.p_value) for name, r in zip(scores["System"], scores["F1"])}
 
 
@@ -118,7 +121,9 @@ def test_scores_are_segment_means_of_score_and_references_are_shared(systems):
 def test_rescaled_and_several_references(systems):
     outputs, refs = systems
     multi = [[r, refs[(i + 1) % len(refs)]] for i, r in enumerate(refs)]
-    result = fb.compare(outputs, multi, baseline="Facebook-AI", model_type=MINILM, lang="en", rescale_with_baseline=True)
+    result = fb.compare(
+        outputs, multi, baseline="Facebook-AI", model_type=MINILM, lang="en", rescale_with_baseline=True
+    )
     scorer = fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True)
     for name, out in outputs.items():
         assert_scores_close(result.segment_scores[name], scorer.score(out, multi), baseline=scorer.baseline_vals)
@@ -140,12 +145,22 @@ def test_tables_name_the_baseline_mark_significance_and_carry_the_signature(syst
 @pytest.mark.parametrize(
     ("systems", "kwargs", "error", "message"),
     [
-        ({"A": ["x", "y"], "B": ["x"]}, {}, ValueError, r"systems\['B'\] and references differ in length \(1 candidates, 2"),
+        (
+            {"A": ["x", "y"], "B": ["x"]},
+            {},
+            ValueError,
+            r"systems\['B'\] and references differ in length \(1 candidates, 2",
+        ),
         ({"A": ["x", "y"]}, {}, ValueError, r"a paired test \(test='bs'\) needs at least two systems, got 1"),
         ({"A": ["x", "y"], "B": ["x", None]}, {}, TypeError, r"systems\['B'\]\[1\] is None"),
         ({}, {}, ValueError, "systems is empty"),
         ([["x", "y"]], {}, TypeError, "systems must be a mapping"),
-        ({"A": ["x", "y"], "B": ["x", "y"]}, {"baseline": "C"}, ValueError, "baseline='C' is not one of the systems: A, B"),
+        (
+            {"A": ["x", "y"], "B": ["x", "y"]},
+            {"baseline": "C"},
+            ValueError,
+            "baseline='C' is not one of the systems: A, B",
+        ),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"test": "t"}, ValueError, "test='t' is not one of 'bs', 'ar', None"),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"n_samples": 0}, ValueError, "n_samples"),
     ],
@@ -182,7 +197,9 @@ def test_compare_command_on_real_wmt_outputs(systems, tmp_path, capsys):
     argv = ["compare", "-r", str(ref), *map(str, files), "--paired-bs", "--n-samples", "300", "-m", MINILM, "-l", "4"]
     assert main([*argv, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    expected = fb.compare({f.name: outputs[f.stem] for f in files}, refs, n_samples=300, model_type=MINILM, num_layers=4)
+    expected = fb.compare(
+        {f.name: outputs[f.stem] for f in files}, refs, n_samples=300, model_type=MINILM, num_layers=4
+    )
     assert out["signature"] == expected.signature and out["baseline"] == files[0].name
     for name, row in expected.to_dict().items():
         assert out["systems"][name] == pytest.approx(row, abs=0)  # the same computation, the same numbers
@@ -235,5 +252,7 @@ def test_compare_command_on_a_whole_shared_test_set(tmp_path, capsys):
     assert main(["compare", "-r", str(ref), *map(str, files), "--paired-bs", "--format", "json", "-m", MINILM]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out["systems"]) == [f.name for f in files] and len(files) >= 2
-    assert all(0 <= row["f1_ci"] < 0.1 and (row["p_value"] is None) == (name == files[0].name)
-               for name, row in out["systems"].items())
+    assert all(
+        0 <= row["f1_ci"] < 0.1 and (row["p_value"] is None) == (name == files[0].name)
+        for name, row in out["systems"].items()
+    )

@@ -12,12 +12,15 @@ def test_references_are_the_non_blank_lines():
     assert check_text("x" * 10, "The candidate", 10) == "x" * 10
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "The candidate is empty: type some text"),
-    ("  \n", "The candidate is empty"),
-    (None, "The candidate is empty"),
-    ("x" * 11, "The candidate has 11 characters; the Space takes at most 10 per text"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "The candidate is empty: type some text"),
+        ("  \n", "The candidate is empty"),
+        (None, "The candidate is empty"),
+        ("x" * 11, "The candidate has 11 characters; the Space takes at most 10 per text"),
+    ],
+)
 def test_bad_texts_are_refused(text, message):
     with pytest.raises(ValueError, match=message):
         check_text(text, "The candidate", 10)
@@ -42,11 +45,17 @@ def test_batch_pairs_reads_the_columns_and_groups_the_references():
     assert refs == ["b", "e"] and groups == [["b"], ["e"]]
 
 
-@pytest.mark.parametrize("rows, message", [
-    ([{"candidate": "a", "reference": "b"}] * 3, "The file has 3 rows; the Space scores at most 2 per batch"),
-    ([{"candidate": "a", "reference": "b"}, {"candidate": "a", "reference": "b" * 6}], "A text in row 2 has 6 characters; at most 5"),
-    ([{"candidate": "a", "ref": "b"}], "reference"),
-])
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{"candidate": "a", "reference": "b"}] * 3, "The file has 3 rows; the Space scores at most 2 per batch"),
+        (
+            [{"candidate": "a", "reference": "b"}, {"candidate": "a", "reference": "b" * 6}],
+            "A text in row 2 has 6 characters; at most 5",
+        ),
+        ([{"candidate": "a", "ref": "b"}], "reference"),
+    ],
+)
 def test_batch_pairs_refuses_with_a_message(rows, message):
     with pytest.raises(ValueError, match=message):
         batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
@@ -61,7 +70,8 @@ def test_cut_note_names_the_texts_past_the_window():
     assert len(scorer.tokenizer(long)["input_ids"]) > scorer.max_length  # the premise: this text is cut
     assert cut_note(scorer, {"candidate": "A cat.", "reference": "A dog."}) == ""
     assert cut_note(scorer, {"candidate": long, "reference": "A dog."}).startswith(
-        f"The candidate is longer than the model's {scorer.max_length} tokens")
+        f"The candidate is longer than the model's {scorer.max_length} tokens"
+    )
     assert cut_note(scorer, {"candidate": long, "reference": long}).startswith("The candidate and the reference are")
     windowed = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, long_inputs="window")
     assert cut_note(windowed, {"candidate": long}) == ""  # scored in full: nothing to say

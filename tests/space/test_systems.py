@@ -27,23 +27,33 @@ def test_blocks_without_a_name_are_numbered_and_text_inside_is_kept():
     assert parse_systems("") == {} and parse_systems(None) == {} and parse_lines(None) == []
 
 
-@pytest.mark.parametrize("text, message", [
-    ("stray\n=== A\nx\n", "line 1 comes before the first '=== name' line"),
-    ("=== A\nx\n\n=== A\ny\n", "two pasted systems are named 'A' \\(line 4\\)"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("stray\n=== A\nx\n", "line 1 comes before the first '=== name' line"),
+        ("=== A\nx\n\n=== A\ny\n", "two pasted systems are named 'A' \\(line 4\\)"),
+    ],
+)
 def test_bad_pastes_name_the_line(text, message):
     with pytest.raises(ValueError, match=message):
         parse_systems(text)
 
 
-@pytest.mark.parametrize("systems, refs, message", [
-    ({"A": ["x"], "B": ["y"]}, ["", " "], "upload a references file or paste the references"),
-    ({"A": ["x"]}, ["r"], "give 2 to 3 systems .* got 1"),
-    ({k: ["x"] for k in "ABCD"}, ["r"], "give 2 to 3 systems .* got 4"),
-    ({"A": ["x"] * 5, "B": ["y"] * 5}, ["r"] * 5, "the references have 5 lines; the Space compares at most 4"),
-    ({"A": ["x", "y"], "B": ["y"]}, ["r", "s"], 'system B has 1 lines but the references have 2; .* empty output as ""'),
-    ({"A": ["x" * 21], "B": ["y"]}, ["r"], "a text of A or the references has 21 characters; at most 20"),
-])
+@pytest.mark.parametrize(
+    "systems, refs, message",
+    [
+        ({"A": ["x"], "B": ["y"]}, ["", " "], "upload a references file or paste the references"),
+        ({"A": ["x"]}, ["r"], "give 2 to 3 systems .* got 1"),
+        ({k: ["x"] for k in "ABCD"}, ["r"], "give 2 to 3 systems .* got 4"),
+        ({"A": ["x"] * 5, "B": ["y"] * 5}, ["r"] * 5, "the references have 5 lines; the Space compares at most 4"),
+        (
+            {"A": ["x", "y"], "B": ["y"]},
+            ["r", "s"],
+            'system B has 1 lines but the references have 2; .* empty output as ""',
+        ),
+        ({"A": ["x" * 21], "B": ["y"]}, ["r"], "a text of A or the references has 21 characters; at most 20"),
+    ],
+)
 def test_check_systems_refuses_with_a_message(systems, refs, message):
     with pytest.raises(ValueError, match=message):
         check_systems(systems, refs, **LIMITS)

@@ -28,8 +28,12 @@ def test_pair_table_has_a_labelled_row_per_kind(rescaling, raw):
     result = rescaling.score_result(CANDS[1:], REFS[1:])
     header, rows = space.pair_table(result)
     assert header == ["scores", "P", "R", "F1"] and [r[0] for r in rows] == ["raw", "rescaled"]
-    assert_close([rows[0][1:], rows[1][1:]], [[float(x[0]) for x in result.raw], [float(x[0]) for x in result.rescaled]],
-                 0.5e-6, "rounded to 6 digits")
+    assert_close(
+        [rows[0][1:], rows[1][1:]],
+        [[float(x[0]) for x in result.raw], [float(x[0]) for x in result.rescaled]],
+        0.5e-6,
+        "rounded to 6 digits",
+    )
     only_raw = raw.score_result(CANDS[1:], REFS[1:])
     assert [r[0] for r in space.pair_table(only_raw)[1]] == ["raw"]
     assert_close(space.pair_table(only_raw)[1][0][1:], rows[0][1:], fp32() + 1e-6, "the raw row is the same either way")
@@ -39,8 +43,20 @@ def test_batch_table_puts_scores_first_and_labels_each_kind(rescaling):
     result = rescaling.score_result(CANDS, REFS)
     groups = [list(g) for g in REFS]
     header, rows = space.batch_table(CANDS, groups, result)
-    assert header == ["#", "P (raw)", "R (raw)", "F1 (raw)", "P (rescaled)", "R (rescaled)", "F1 (rescaled)",
-                      "best ref for P", "best ref for R", "best ref for F1", "candidate", "reference"]
+    assert header == [
+        "#",
+        "P (raw)",
+        "R (raw)",
+        "F1 (raw)",
+        "P (rescaled)",
+        "R (rescaled)",
+        "F1 (rescaled)",
+        "best ref for P",
+        "best ref for R",
+        "best ref for F1",
+        "candidate",
+        "reference",
+    ]
     assert [r[0] for r in rows] == [1, 2] and rows[1][-2:] == [CANDS[1], " | ".join(REFS[1])]
     stacked = torch.stack([*result.raw, *result.rescaled], dim=-1)
     assert_close([r[1:7] for r in rows], stacked, 0.5e-6, "scores rounded to 6 digits")
@@ -64,11 +80,21 @@ def test_batch_summary_pairs_each_mean_with_its_own_hash(rescaling, raw):
 def test_compare_table_and_summary_say_which_kind(rescale):
     systems = {"A": ["The cat sat on the mat.", "It rains."], "B": ["A dog ran.", "It is raining."]}
     refs = ["A cat was sitting on the mat.", "Rain is falling."]
-    result = fb.compare(systems, refs, model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=rescale,
-                        n_samples=50)
+    result = fb.compare(
+        systems, refs, model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=rescale, n_samples=50
+    )
     which = "rescaled" if rescale else "raw"
     header, rows = space.compare_table(result, rescale)
-    assert header == ["system", f"P ({which})", "P ± 95%", f"R ({which})", "R ± 95%", f"F1 ({which})", "F1 ± 95%", "p-value"]
+    assert header == [
+        "system",
+        f"P ({which})",
+        "P ± 95%",
+        f"R ({which})",
+        "R ± 95%",
+        f"F1 ({which})",
+        "F1 ± 95%",
+        "p-value",
+    ]
     assert rows[0][0] == "A (baseline)" and rows[1][0] == "B"
     assert rows[1][5] == round(result.systems[1].scores[2], 4) and rows[1][-1] == result.systems[1].marked_p_value
     summary = space.compare_summary(result, len(refs), rescale)
@@ -88,8 +114,9 @@ def test_counted_note_and_highlight(raw):
     one = raw.score_result(CANDS[:1], REFS[:1])
     assert space.counted_note(one, 1) == "**Reference 1 of 1** counted for P, R and F."
     assert space.counted_note(raw.score_result(CANDS[:1], [REFS[0][0]]), 1) == ""  # a plain reference: no note
-    e = fb.explain("The president met the minister.", "The president met the prime minister in Paris.", scorer=raw,
-                   level="word")
+    e = fb.explain(
+        "The president met the minister.", "The president met the prime minister in Paris.", scorer=raw, level="word"
+    )
     segments = space.highlight(e.reference, e.reference_units, e.missing_spans)
     assert "".join(text for text, _ in segments) == e.reference
     assert sorted(text for text, label in segments if label == "missing") == sorted(u.text for u in e.missing_spans)
@@ -102,7 +129,9 @@ def test_score_json_is_what_the_scorer_returns(rescaling, raw):
         out = space.score_json(result)
         assert list(out) == ["precision", "recall", "f1", "best_reference", "hashcode"]
         assert [out["precision"], out["recall"], out["f1"]] == [float(x[0]) for x in result.scores]
-        assert out["best_reference"] == {k: int(x[0]) for k, x in zip(("precision", "recall", "f1"), result.best_reference)}
+        assert out["best_reference"] == {
+            k: int(x[0]) for k, x in zip(("precision", "recall", "f1"), result.best_reference)
+        }
         assert out["hashcode"] == scorer.hash
     assert "best_reference" not in space.score_json(raw.score_result(CANDS[:1], [REFS[0][0]]))
 
@@ -115,11 +144,23 @@ def test_matches_table_labels_the_similarity(rescaling):
     assert [r[2] for r in rows] == [round(u.similarity, 3) for u in e.candidate_units]
 
 
-@pytest.mark.parametrize("header", [
-    ["#", "P (raw)", "R (raw)", "F1 (raw)", "candidate", "reference"],
-    ["#", *[f"{c} ({k})" for k in ("raw", "rescaled") for c in "PR"], "F1 (raw)", "F1 (rescaled)",
-     "best ref for P", "best ref for R", "best ref for F1", "candidate", "reference"],
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        ["#", "P (raw)", "R (raw)", "F1 (raw)", "candidate", "reference"],
+        [
+            "#",
+            *[f"{c} ({k})" for k in ("raw", "rescaled") for c in "PR"],
+            "F1 (raw)",
+            "F1 (rescaled)",
+            "best ref for P",
+            "best ref for R",
+            "best ref for F1",
+            "candidate",
+            "reference",
+        ],
+    ],
+)
 def test_column_widths_fill_the_box_and_give_texts_the_most(header):
     widths = [float(w.rstrip("%")) for w in space.column_widths(header)]
     assert len(widths) == len(header) and abs(sum(widths) - 100) < 1e-9

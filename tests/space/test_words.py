@@ -9,7 +9,10 @@ import fastbertscore as fb
 from fastbertscore.space import reference_words
 
 PAIRS = [
-    ("The president met the minister in Paris.", "The president met the prime minister in Paris and signed a trade deal."),
+    (
+        "The president met the minister in Paris.",
+        "The president met the prime minister in Paris and signed a trade deal.",
+    ),
     ("An unbelievably cold night in Zurich.", "It was an unbelievably cold night in Zürich, said the weather service."),
     ("The committee discussed the budget and the plans for next year. " * 8, "The committee discussed the budget."),
 ]
@@ -28,7 +31,9 @@ def test_words_and_missed_words_equal_the_word_level_explanation(scorer, cand, r
     tokens = fb.explain(cand, ref, scorer=scorer, level="token")
     words = fb.explain(cand, ref, scorer=scorer, level="word")
     ours, missed = reference_words(tokens, scorer.rescale_with_baseline)
-    assert [(u.text, u.start, u.end, u.match) for u in ours] == [(u.text, u.start, u.end, u.match) for u in words.reference_units]
+    assert [(u.text, u.start, u.end, u.match) for u in ours] == [
+        (u.text, u.start, u.end, u.match) for u in words.reference_units
+    ]
     for a, b in zip(ours, words.reference_units):
         assert abs(a.similarity - b.similarity) <= fp32() and abs(a.weight - b.weight) <= fp32() * max(1.0, b.weight)
     # Which words are missing is a pick: compared exactly where no word lies within rounding of the threshold.
