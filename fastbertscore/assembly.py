@@ -55,7 +55,9 @@ def build_embedder(settings: Settings) -> Embedder:
     plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
     # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
     max_tokens = Budget.max_tokens * (2 if dtype != "float32" else 1)
-    return Embedder(tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk)
+    return Embedder(
+        tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk, settings.memory_mb
+    )
 
 
 def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tuple[str, str, str]]:

@@ -161,3 +161,20 @@ def describe() -> dict[str, object]:
     for device in available_devices():
         info[f"dtype='auto' on {device}"] = auto_dtype(device)
     return info
+
+
+def available_memory(device: str | torch.device) -> int:
+    """Bytes a call may still use on ``device``: free GPU memory on CUDA (what the allocator could get now, its
+    own cached blocks included), else the host's available RAM (``MemAvailable``; 8 GiB where it cannot be read)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free) + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 8 << 30

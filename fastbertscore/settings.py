@@ -92,6 +92,13 @@ class Settings:
         "native hardware support; auto picks the fastest that holds on the device",
     )
     cache_mb: int = _option(0, "--cache_mb", type=int, help="keep up to this many MB of sentence embeddings in memory")
+    memory_mb: int | None = _option(
+        None,
+        "--memory_mb",
+        type=int,
+        help="MB of embeddings one call holds at once (default: sized to the device: host RAM on CPU, free GPU memory "
+        "on CUDA); past it, embeddings later pairs need spill to a temporary folder. Changes no number",
+    )
     cache_dir: str | os.PathLike | None = _option(
         None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"
     )
@@ -115,6 +122,8 @@ class Settings:
             device=self.resolved_device,
         )
         check_positive_int(self.batch_size, "batch_size")
+        if self.memory_mb is not None:
+            check_positive_int(self.memory_mb, "memory_mb")
         if not isinstance(self.idf, (bool, Mapping)):
             raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
         if self.idf_sents is not None:

@@ -243,10 +243,13 @@ def _sentence_units(scorer: _View, candidate: str, reference: str):
     c_spans, r_spans = split_sentences(candidate), split_sentences(reference)
     c_sents = [candidate[a:b] for a, b in c_spans] or [""]
     r_sents = [reference[a:b] for a, b in r_spans] or [""]
-    recall = scorer.score([candidate] * len(r_sents), r_sents)[1]
-    precision = scorer.score(c_sents, [reference] * len(c_sents))[0]
-    grid = scorer.score([c for c in c_sents for _ in r_sents], [r for _ in c_sents for r in r_sents])[2]
-    grid = grid.view(len(c_sents), len(r_sents))
+    # One score call for the three views, so each sentence and both whole texts are embedded once.
+    n_r, n_c = len(r_sents), len(c_sents)
+    cands = [candidate] * n_r + c_sents + [c for c in c_sents for _ in r_sents]
+    refs = r_sents + [reference] * n_c + [r for _ in c_sents for r in r_sents]
+    P, R, F = scorer.score(cands, refs)
+    recall, precision = R[:n_r], P[n_r : n_r + n_c]
+    grid = F[n_r + n_c :].reshape(n_c, n_r)
     cand_units = [
         Unit(candidate[a:b], a, b, float(precision[i]), int(grid[i].argmax()), 1.0) for i, (a, b) in enumerate(c_spans)
     ]

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from fastbertscore.hardware import available_memory
 from fastbertscore.pipeline.embed import embed, pad_id_of
 from fastbertscore.pipeline.models import Encoder
 from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
@@ -23,13 +24,60 @@ from fastbertscore.pipeline.windows import WindowSpec
 logger = logging.getLogger(__name__)
 
 
+_MB = 1 << 20
+
+
 @dataclass(frozen=True)
 class Budget:
-    """How much work goes into one step; none of it changes a score."""
+    """How much work goes into one step and how much memory one call holds; none of it changes a score.
+
+    ``memory_bytes`` bounds the embeddings a call holds at once: three eighths of it (at most ``step_cap``) for the
+    texts of the step being matched, a sixteenth each for one matching step's similarities and padded copies, and
+    the rest for the embeddings that later steps need (past that, they spill to local disk). The encoder's own
+    activations come on top (``max_tokens`` bounds them).
+    """
 
     batch_size: int = 64  # sentences per encoder batch at most
     max_tokens: int = 4096  # padded tokens per encoder batch at most
-    embedding_bytes: int = 256 << 20  # embeddings kept alive at once (one chunk of pairs)
+    memory_bytes: int = 512 * _MB  # embeddings and matching buffers held at once by one call
+    step_cap: int | None = 256 * _MB  # the most one step's texts take (CPU: larger steps do not pay); None: no cap
+    explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
+
+    @property
+    def step_bytes(self) -> int:
+        """What the embeddings of one step's texts may take together."""
+        share = self.memory_bytes * 3 // 8
+        return share if self.step_cap is None else min(share, self.step_cap)
+
+    @property
+    def match_entries(self) -> int:
+        """fp32 entries in one matching step's similarities, and again in its padded copies: a sixteenth each."""
+        return max(1, min(1 << 24, self.memory_bytes // 64))
+
+    @property
+    def kept_bytes(self) -> int:
+        """What the embeddings kept for later steps may take in memory before they spill to disk."""
+        return max(0, self.memory_bytes - self.step_bytes - 8 * self.match_entries)
+
+    @classmethod
+    def for_device(
+        cls, device: torch.device, *, batch_size: int, max_tokens: int, width: int, memory_mb: int | None = None
+    ) -> Budget:
+        """The budget of a call on ``device``: the memory the user gave (``memory_mb``), else an eighth of the
+        host's available RAM on CPU (256 MB to 4 GB) or a quarter of the free GPU memory on CUDA (256 MB to 32 GB).
+        On CUDA the encoder batches and steps grow with the free memory too: ``width`` (floats per token of an
+        embedding) sizes them."""
+        free = available_memory(device)
+        on_cuda = torch.device(device).type == "cuda"
+        if memory_mb is not None:
+            memory = memory_mb * _MB
+        elif on_cuda:
+            memory = min(max(free // 4, 256 * _MB), 32 << 30)
+        else:
+            memory = min(max(free // 8, 256 * _MB), 4 << 30)
+        if on_cuda:  # activations of a batch: ~64 floats a token per unit of width, in a quarter of what is free
+            max_tokens = max(max_tokens, min(65536, (free // 4) // (64 * 4 * width)) // 1024 * 1024)
+        return cls(batch_size, max_tokens, memory, None if on_cuda else cls.step_cap, memory_mb is not None)
 
 
 @dataclass(frozen=True)
@@ -61,6 +109,7 @@ class Embedder:
     max_tokens: int  # padded tokens per encoder batch
     plain: torch.Tensor  # (vocab,) plain weights: 0 for [CLS]/[SEP]-style tokens, 1 for the others
     disk_cache: Any = None  # the disk layer of ``cache``, if any (its hit counts and folder)
+    memory_mb: int | None = None  # what one call may hold (None: sized to the device); changes no number
 
     @property
     def token_limit(self) -> int | None:
@@ -77,7 +126,15 @@ class Embedder:
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
     def budget(self, batch_size: int) -> Budget:
-        return Budget(batch_size=batch_size, max_tokens=self.max_tokens)
+        """The budget of one call on this model's device (see :meth:`Budget.for_device`)."""
+        width = self.encoder.width * self.n_layers
+        return Budget.for_device(
+            self.encoder.device,
+            batch_size=batch_size,
+            max_tokens=self.max_tokens,
+            width=width,
+            memory_mb=self.memory_mb,
+        )
 
     def prepare(
         self,

