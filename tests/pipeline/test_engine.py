@@ -145,3 +145,22 @@ def test_a_budget_too_small_for_one_pair_names_the_setting_and_the_size(minilm_p
     assert enough > 1
     P, R, F = fb.score(cands[:3], [refs[0], long, refs[2]], memory_mb=enough, **given)  # the size it names is enough
     assert_scores_close((P, R, F), fb.score(cands[:3], [refs[0], long, refs[2]], **given))
+
+
+def test_the_default_budget_follows_the_device_and_a_given_one_is_kept():
+    from fastbertscore.hardware import available_memory
+
+    cpu = Budget.for_device("cpu", batch_size=64, max_tokens=4096, width=384)
+    assert cpu.memory_bytes == min(max(available_memory("cpu") // 8, 256 * MB), 4 << 30)
+    assert not cpu.explicit and cpu.step_bytes <= 256 * MB and cpu.max_tokens == 4096
+    given = Budget.for_device("cpu", batch_size=64, max_tokens=4096, width=384, memory_mb=300)
+    assert given.memory_bytes == 300 * MB and given.explicit
+    assert given.step_bytes + 8 * given.match_entries + given.kept_bytes == given.memory_bytes  # shares add up
+
+
+def test_memory_mb_changes_no_number_and_not_the_hash(minilm_path, mt_pairs):
+    cands, refs = mt_pairs
+    default = fb.BERTScorer(model_type=minilm_path, num_layers=3)
+    small = fb.BERTScorer(model_type=minilm_path, num_layers=3, memory_mb=2)
+    assert small.hash == default.hash
+    assert_scores_close(small.score(cands, refs), default.score(cands, refs))
