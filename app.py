@@ -104,13 +104,14 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
     words, missed = space.reference_words(tokens, rescaled)
     note = " ".join(filter(None, [note, space.cut_note(scorer, {"candidate": candidate, "reference": best})]))
     cut_at = scorer.token_limit if space.is_cut(scorer, best) else None
+    segments: list[tuple[str, str | float | None]] = [*space.highlight(best, words, missed, cut_at)]
     return (
         _table(space.pair_table(result)),
         gr.Textbox(result.hash, label=f"Hash code ({kind} scores)"),
         space.counted_note(result, len(refs)),
         note,
         fb.similarity_figure(tokens, kind=kind),
-        gr.HighlightedText(space.highlight(best, words, missed, cut_at), color_map=_colours(cut_at)),
+        gr.HighlightedText(segments, color_map=_colours(cut_at)),
         _table(space.matches_table(tokens, rescaled)),
     )
 

@@ -47,7 +47,7 @@ def score_json(result: ScoreResult, index: int = 0) -> dict:
         >>> score_json(ScoreResult(one, None, None, "h"))
         {'precision': 0.5, 'recall': 0.25, 'f1': 0.3333333432674408, 'hashcode': 'h'}
     """
-    out = {name: float(x[index]) for name, x in zip(_NAMES, result.scores, strict=True)}
+    out: dict[str, object] = {name: float(x[index]) for name, x in zip(_NAMES, result.scores, strict=True)}
     if result.best_reference is not None:
         out["best_reference"] = {name: int(x[index]) for name, x in zip(_NAMES, result.best_reference, strict=True)}
     return {**out, "hashcode": result.hash}
