@@ -54,9 +54,10 @@ def _first_line(error: Exception) -> str:
 
 
 def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
-    """The engine's cached scorer; with ``rescaled`` it rescales, or returns a note saying why it cannot."""
+    """The Space's scorer for these boxes (it rescales where the language has a baseline: raw requests read the
+    raw numbers of the same result) and a note when rescaled numbers were asked for but cannot be shown."""
     model_id = (model or "").strip() or fb.DEFAULT_MODEL
-    settings = dict(
+    settings = fb.Settings(
         model_type=fb.check_hub_model_id(model_id),
         num_layers=space.parse_layer(layer),
         cache_mb=CACHE_MB,
@@ -65,20 +66,22 @@ def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):
         idf_sents=idf_sents,
         dtype=dtype or "float32",
     )
-    note = "Only raw scores: rescaling needs a language (e.g. en)." if rescaled and not settings["lang"] else ""
     try:
-        if rescaled and settings["lang"]:
-            try:
-                return fb.cached_scorer(fb.Settings(**settings, rescale_with_baseline=True)), ""
-            except fb.BaselineError as error:
-                note = f"Only raw scores, no rescaled ones: {error}"
-        return fb.cached_scorer(fb.Settings(**settings)), note
+        scorer, note = space.space_scorer(settings)
     except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
         logger.info("loading %s failed", model_id, exc_info=True)
         message = _first_line(error)  # the engine's own message names the model; others get its id in front
         raise gr.Error(
             message if model_id in message else f"Could not load the model {model_id!r}: {message}"
         ) from None
+    if not rescaled:
+        return scorer, ""
+    return scorer, note or ("" if settings.lang else "Only raw scores: rescaling needs a language (e.g. en).")
+
+
+def _colours(cut_at=None):
+    """The missed-words panel's colours: missed words red, a text's part past the model's window grey."""
+    return {"missing": "red", **({space.past_cut_label(cut_at): "gray"} if cut_at else {})}
 
 
 def _table(header_rows, **options):
@@ -92,19 +95,23 @@ def score_pair(candidate, references, model, layer, lang, idf, do_rescale, dtype
         space.parse_references(references, MAX_CHARS),
     )
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
-    result = scorer.score_result([candidate], [refs])
+    rescaled = bool(do_rescale) and scorer.rescale_with_baseline
+    result = space.of_kind(scorer.score_result([candidate], [refs]), scorer, rescaled)
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
-    tokens = fb.explain(candidate, best, scorer=scorer, level="token")  # against the reference that counted for F
-    rescaled, kind = scorer.rescale_with_baseline, space.kind(scorer.rescale_with_baseline)
+    # Against the reference that counted for F; similarities of the kind shown.
+    tokens = fb.explain(candidate, best, scorer=scorer, level="token", rescaled=rescaled)
+    kind = space.kind(rescaled)
     words, missed = space.reference_words(tokens, rescaled)
     note = " ".join(filter(None, [note, space.cut_note(scorer, {"candidate": candidate, "reference": best})]))
+    cut_at = scorer.token_limit if space.is_cut(scorer, best) else None
+    segments: list[tuple[str, str | float | None]] = [*space.highlight(best, words, missed, cut_at)]
     return (
         _table(space.pair_table(result)),
-        gr.Textbox(scorer.hash, label=f"Hash code ({kind} scores)"),
+        gr.Textbox(result.hash, label=f"Hash code ({kind} scores)"),
         space.counted_note(result, len(refs)),
         note,
         fb.similarity_figure(tokens, kind=kind),
-        space.highlight(best, words, missed),
+        gr.HighlightedText(segments, color_map=_colours(cut_at)),
         _table(space.matches_table(tokens, rescaled)),
     )
 
@@ -121,7 +128,7 @@ def score_file(file, cand_column, ref_columns, model, layer, lang, idf, do_resca
         max_chars=MAX_CHARS,
     )
     scorer, note = _scorer(model, layer, lang, [r for g in groups for r in g] if idf else None, dtype, do_rescale)
-    result = scorer.score_result(cands, refs)
+    result = space.of_kind(scorer.score_result(cands, refs), scorer, bool(do_rescale))
     header, rows = space.batch_table(cands, groups, result)
     out = _results_file()
     with out:
@@ -168,6 +175,7 @@ def compare_systems(
 ):
     systems, refs = _systems_and_references(ref_file, ref_text, system_files, systems_text)
     scorer, note = _scorer(model, layer, lang, refs if idf else None, dtype, rescaled=do_rescale)
+    scorer = space.scorer_of_kind(scorer, bool(do_rescale))
     result = fb.compare(
         systems,
         refs,
@@ -199,12 +207,15 @@ def score(
     dtype: str = "float32",
 ) -> dict:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
+    space.check_score_arguments(
+        candidate=candidate, reference=reference, model=model, num_layers=num_layers, lang=lang, idf=idf, dtype=dtype
+    )
     candidate, refs = (
         space.check_text(candidate, "The candidate", MAX_CHARS),
         space.parse_references(reference, MAX_CHARS),
     )
     scorer, _ = _scorer(model, num_layers, lang, refs if idf else None, dtype)
-    return space.score_json(scorer.score_result([candidate], [refs]))
+    return space.score_json(space.of_kind(scorer.score_result([candidate], [refs]), scorer, False))
 
 
 #: First-run examples: real-looking MT output against human references; the second has two references.
@@ -226,6 +237,11 @@ EXAMPLES = [
 CSS = """.fit-table table { table-layout: auto; width: 100%; }
 #heatmap .matplotlib { display: block; max-height: 900px; overflow: auto; padding-top: 28px; }
 #heatmap .matplotlib img { max-width: none; }"""
+
+
+def _empty_table(header, **options):
+    """A table before its first run: its real column names (the default settings'), no rows."""
+    return gr.Dataframe(value=[], headers=header, elem_classes="fit-table", **options)
 
 
 def _clear_then(button, handler, inputs, outputs, api_name):
@@ -257,15 +273,13 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
         gr.Examples(EXAMPLES, [candidate, references], label="Examples (click one, then Score)", elem_id="examples")
         go = gr.Button("Score", variant="primary", elem_id="score-button")
         pair_outputs = [
-            gr.Dataframe(label="Scores (a row each of raw and rescaled)", elem_id="scores", elem_classes="fit-table"),
+            _empty_table(space.PAIR_HEADER, label="Scores (a row each of raw and rescaled)", elem_id="scores"),
             gr.Textbox(label="Hash code", elem_id="hashcode"),
             gr.Markdown(elem_id="counted"),
             gr.Markdown(elem_id="pair-note"),
             gr.Plot(label="Similarity (against the reference that counted for F)", format="png", elem_id="heatmap"),
-            gr.HighlightedText(
-                label="Reference: words the candidate missed", color_map={"missing": "red"}, elem_id="missing"
-            ),
-            gr.Dataframe(label="Best matches", elem_id="matches", elem_classes="fit-table", max_height=400),
+            gr.HighlightedText(label="Reference: words the candidate missed", color_map=_colours(), elem_id="missing"),
+            _empty_table(space.matches_header(True), label="Best matches", elem_id="matches", max_height=400),
         ]
         _clear_then(
             go,
@@ -281,7 +295,9 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             ref_columns = gr.Textbox("reference", label="Reference column(s), comma-separated")
         run = gr.Button("Score file", variant="primary", elem_id="score-file")
         batch_outputs = [
-            gr.Dataframe(label="Results (click a text to see all of it)", elem_id="results", elem_classes="fit-table"),
+            _empty_table(
+                space.batch_header(True, False), label="Results (click a text to see all of it)", elem_id="results"
+            ),
             gr.File(label="Download results (full texts)", elem_id="download"),
             gr.Markdown(elem_id="summary"),
             gr.Plot(label="F1 histogram", elem_id="histogram"),
@@ -320,7 +336,7 @@ with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as dem
             seed = gr.Number(12345, label="Seed", precision=0)
         compare_button = gr.Button("Compare", variant="primary", elem_id="compare-button")
         compare_outputs = [
-            gr.Dataframe(label="Systems", elem_id="compare-table", elem_classes="fit-table"),
+            _empty_table(space.compare_header(True), label="Systems", elem_id="compare-table"),
             gr.Markdown(elem_id="compare-summary"),
             gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
         ]

@@ -100,7 +100,7 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
     data.write_text(
         "candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n"
     )
-    P, R, F = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)
+    P, _, F = fb.score([CAND], [REF], model_type=fb.DEFAULT_MODEL)
     rescaled_hash = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True).hash
     batch_F = fb.score(
         ["The cat sat on the mat.", "It is raining."],
@@ -141,7 +141,7 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         if len(set(best)) == 1:
             assert f"Reference {best[0]} of 2" in counted
         else:
-            assert all(f"{name}: reference {b}" in counted for name, b in zip(("P", "R", "F1"), best))
+            assert all(f"{name}: reference {b}" in counted for name, b in zip(("P", "R", "F1"), best, strict=True))
         assert str(round(float(result.raw[2][0]), 6)) in page.locator("#scores").inner_text()
         page.screenshot(path=str(tmp_path / "example.png"), full_page=True)
 
@@ -360,7 +360,7 @@ def test_blank_lines_separate_pasted_systems(page):
 @browser_test
 def test_every_number_says_raw_or_rescaled(page, tmp_path):
     # Item 2: rescaled P/R/F under plain "P/R/F1" headers; raw means beside a rescaled hash.
-    files, refs_file, outputs, refs = _system_files(tmp_path, 2)
+    files, refs_file, _, _ = _system_files(tmp_path, 2)
     page.get_by_role("tab", name="Compare systems").click()
     page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
     page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
@@ -373,16 +373,14 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
             page.locator("#rescale input").uncheck()
         page.locator("#compare-button").click()
         kind = "rescaled" if rescaled else "raw"
+        # The table shows its column names before a run (issue 39): the run has ended when the summary says so.
         page.wait_for_function(
-            "k => document.querySelector('#compare-table thead')?.innerText.includes(`F1 (${k})`)",
-            arg=kind,
+            "t => document.querySelector('#compare-summary')?.innerText.includes(t)",
+            arg="rescaled with the baseline" if rescaled else "raw (not rescaled)",
             timeout=120_000,
         )
         headers = page.locator("#compare-table thead").first.inner_text()
         assert all(f"{c} ({kind})" in headers for c in ("P", "R", "F1"))
-        assert ("rescaled with the baseline" if rescaled else "raw (not rescaled)") in page.locator(
-            "#compare-summary"
-        ).inner_text()
         assert not _tables_wider_than_their_box(page)
     data = tmp_path / "pairs.tsv"
     data.write_text("candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\n")
@@ -423,3 +421,57 @@ def test_a_model_that_cannot_be_loaded_is_one_message(app_url):
         Client(app_url, verbose=False).predict(CAND, REF, "no-such-org/no-such-model", api_name="/score")
     message = str(raised.value)
     assert "no-such-org/no-such-model" in message and "\n" not in message and "Traceback" not in message
+
+
+# Issue 39: the Space's last rough edges, as a user or an API caller meets them.
+@browser_test
+def test_tables_show_their_column_names_before_the_first_run(page):
+    # Item 5: "Scores" and "Best matches" (and the Batch and Compare tables) showed column headers 1 2 3.
+    expected = {
+        "scores": ["scores", "P", "R", "F1"],
+        "matches": ["candidate token", "best reference token", "similarity (rescaled)"],
+        "results": ["#", "P (raw)", "F1 (rescaled)", "candidate", "reference"],
+        "compare-table": ["system", "F1 (rescaled)", "F1 ± 95%", "p-value"],
+    }
+    for tab, ids in (("Pair", ["scores", "matches"]), ("Batch", ["results"]), ("Compare systems", ["compare-table"])):
+        page.get_by_role("tab", name=tab).click()
+        for table in ids:
+            headers = [h.strip() for h in page.locator(f"#{table} thead th").all_inner_texts() if h.strip()]
+            assert not any(h.isdigit() for h in headers) and all(name in headers for name in expected[table]), (
+                table,
+                headers,
+            )
+
+
+@browser_test
+def test_the_reference_past_the_cut_is_marked_not_scored(page):
+    # Item 1: the missed-words panel showed the reference's tail past the cut unmarked, starting mid-word.
+    _score_pair(page, SHORT_REFERENCE, LONG_CANDIDATE)
+    label = f"not scored (past the model's {fb.BERTScorer(model_type=fb.DEFAULT_MODEL).token_limit} tokens)"
+    page.wait_for_function(
+        "t => document.querySelector('#missing')?.innerText.toLowerCase().includes(t)", arg=label, timeout=120_000
+    )
+
+
+def test_score_refuses_a_list_by_naming_the_argument(app_url):
+    # Item 3: Client.predict(["a", "b"], "c", api_name="/score") answered "The candidate is empty: type some text".
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    client = Client(app_url, verbose=False)
+    with pytest.raises(AppError, match="rgument 'candidate' of /score must be a string; got list"):
+        client.predict(["a", "b"], "c", api_name="/score")
+    with pytest.raises(AppError, match="rgument 'reference' of /score must be a string; got int"):
+        client.predict("a", 3, api_name="/score")
+
+
+def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
+    # Item 2: the note named server paths and CLI flags a Space user cannot act on.
+    from gradio_client import Client
+
+    out = Client(app_url, verbose=False).predict(
+        CAND, REF, fb.DEFAULT_MODEL, "", "xx", False, True, "float32", api_name="/score_pair"
+    )
+    note = out[3] if isinstance(out[3], str) else out[3]["value"]
+    assert "no rescaling baseline for language 'xx'" in note and "untick 'Also show rescaled scores'" in note
+    assert "--" not in note and "bertscore-" not in note and "/" not in note.replace(fb.DEFAULT_MODEL, "")

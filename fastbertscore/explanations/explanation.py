@@ -74,6 +74,7 @@ def explain(
     level: Level = "token",
     presence_threshold: float | None = None,
     scorer: BERTScorer | None = None,
+    rescaled: bool | None = None,
     **options,
 ) -> Explanation:
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
@@ -82,11 +83,12 @@ def explain(
     ``rescale_with_baseline``, ...; with ``idf=True`` idf is counted over ``reference``, as ``score`` counts it
     over its references); or pass ``scorer`` to reuse a loaded model. With rescaling, similarities
     are rescaled with the F baseline of the layer, ``(s - b) / (1 - b)``, and the threshold applies to the
-    rescaled values. With a scorer built with ``all_layers=True``, the scorer's own layer (``num_layers``) is
+    rescaled values; ``rescaled=False`` explains a rescaling scorer's raw numbers (``None``: as the scorer does). With a scorer built with ``all_layers=True``, the scorer's own layer (``num_layers``) is
     explained. ``batch_size`` (an option, or the scorer's own) sets the sentences per encoder batch.
 
     Raises:
-        TypeError, ValueError: non-string texts, an unknown ``level`` or option, or ``scorer`` with options.
+        TypeError, ValueError: non-string texts, an unknown ``level`` or option, ``scorer`` with options, or
+            ``rescaled=True`` with a scorer that does not rescale.
 
     Example:
         >>> e = explain("The cat sat.", "The cat sat on the mat.", level="word",
@@ -106,9 +108,11 @@ def explain(
         raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
     else:
         batch_size = scorer.batch_size
-    view = _View(scorer, batch_size)
+    if rescaled and not scorer.rescale_with_baseline:
+        raise ValueError("rescaled=True needs a scorer that rescales (rescale_with_baseline=True)")
+    view = _View(scorer, batch_size, scorer.rescale_with_baseline if rescaled is None else rescaled)
     if presence_threshold is None:
-        presence_threshold = (RESCALED_THRESHOLDS if scorer.rescale_with_baseline else THRESHOLDS)[level]
+        presence_threshold = (RESCALED_THRESHOLDS if view.rescaled else THRESHOLDS)[level]
     P, R, F = (float(x[0]) for x in view.score([candidate], [reference]))
     if level == "sentence":
         cand_units, ref_units, sim, word_ids = *_sentence_units(view, candidate, reference), None
@@ -125,8 +129,8 @@ class _View:
     """One layer of a scorer at one batch size: its scores ``(N,)`` and token embeddings ``(T, D)``; with
     ``all_layers``, those of the scorer's own layer."""
 
-    def __init__(self, scorer: BERTScorer, batch_size: int):
-        self.scorer, self.batch_size = scorer, batch_size
+    def __init__(self, scorer: BERTScorer, batch_size: int, rescaled: bool):
+        self.scorer, self.batch_size, self.rescaled = scorer, batch_size, rescaled
         self.layer = scorer.num_layers if scorer.all_layers else None
         self.tokenizer, self.token_limit, self.token_weights = (
             scorer.tokenizer,
@@ -138,16 +142,17 @@ class _View:
         return values if self.layer is None else values[self.layer]
 
     def score(self, cands: list[str], refs: list[str]):
-        """P, R, F (rescaled when the scorer rescales), each ``(N,)``."""
-        return tuple(self._pick(x) for x in self.scorer.score(cands, refs, batch_size=self.batch_size))
+        """P, R, F (rescaled when the view rescales), each ``(N,)``."""
+        result = self.scorer.score_result(cands, refs, batch_size=self.batch_size)
+        return tuple(self._pick(x) for x in (result.scores if self.rescaled else result.raw))
 
     def token_embeddings(self, ids: list[list[int]]) -> list[torch.Tensor]:
         found = self.scorer.token_embeddings(ids, batch_size=self.batch_size)
         return found if self.layer is None else [e[:, self.layer] for e in found]
 
     def rescale_similarity(self, values: torch.Tensor) -> torch.Tensor:
-        """Token similarities rescaled with the layer's F baseline when the scorer rescales."""
-        if not self.scorer.rescale_with_baseline:
+        """Token similarities rescaled with the layer's F baseline when the view rescales."""
+        if not self.rescaled:
             return values
         baseline = self.scorer.baseline_vals
         baseline = baseline if self.layer is None else baseline[self.layer].reshape(3)

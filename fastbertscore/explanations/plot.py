@@ -125,11 +125,14 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
         fontsize=font,
     )
     ax.set_yticks(range(len(rows.labels)), rows.labels, fontsize=font)
-    ax.set_xlabel(f"Reference ({cols.unit})")
-    ax.set_ylabel(f"Candidate ({rows.unit})")
+    # A long side's axis title sits at its start, where a box that scrolls shows it first (at the middle of a
+    # 5,000-pixel side it was out of sight).
+    wide = len(cols.labels) > 40
+    ax.set_xlabel(f"Reference ({cols.unit})", loc="left" if wide else "center")
+    ax.set_ylabel(f"Candidate ({rows.unit})", loc="top" if tall else "center")
     suffix = f" ({kind})" if kind else ""
     e = explanation
-    ax.set_title(f"P={e.precision:.3f}  R={e.recall:.3f}  F1={e.f1:.3f}{suffix}")
+    ax.set_title(f"P={e.precision:.3f}  R={e.recall:.3f}  F1={e.f1:.3f}{suffix}", loc="left" if wide else "center")
     if annotate if annotate is not None else sim.size <= 400:
         for i in range(sim.shape[0]):
             for j in range(sim.shape[1]):

@@ -9,9 +9,12 @@ def check_text(text, what: str, max_chars: int) -> str:
     """``text`` if it is a non-blank string of at most ``max_chars`` characters.
 
     Raises:
-        ValueError: empty, not a string, or too long.
+        TypeError: neither a string nor ``None`` (an empty box).
+        ValueError: empty or too long.
     """
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"{what} must be a string; got a {type(text).__name__}")
+    if text is None or not text.strip():
         raise ValueError(f"{what} is empty: type some text")
     if len(text) > max_chars:
         raise ValueError(f"{what} has {len(text)} characters; the Space takes at most {max_chars} per text")
@@ -54,21 +57,25 @@ def batch_pairs(rows: list[dict], cand_column: str, ref_columns: str, *, max_pai
         raise ValueError(f"The file has {len(rows)} rows; the Space scores at most {max_pairs} per batch")
     cands, refs = pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
     groups = [group if isinstance(group, list) else [group] for group in refs]
-    for row, (cand, group) in enumerate(zip(cands, groups), start=1):
+    for row, (cand, group) in enumerate(zip(cands, groups, strict=True), start=1):
         longest = max(len(text) for text in (cand, *group))
         if longest > max_chars:
             raise ValueError(f"A text in row {row} has {longest} characters; at most {max_chars}")
     return cands, refs, groups
 
 
+def is_cut(scorer, text: str) -> bool:
+    """Whether the scorer cuts ``text`` at the model's window (it is longer than ``scorer.token_limit``)."""
+    limit = scorer.token_limit
+    return limit is not None and len(scorer.tokenizer(text)["input_ids"]) > limit
+
+
 def cut_note(scorer, texts: dict[str, str]) -> str:
     """A sentence naming the texts (``{name: text}``) longer than the model's window, which the scorer cuts there
     as bert-score does (its scores and the heatmap ignore the rest); empty when none is cut."""
     limit = scorer.token_limit
-    if limit is None:
-        return ""
-    cut = [name for name, text in texts.items() if len(scorer.tokenizer(text)["input_ids"]) > limit]
-    if not cut:
+    cut = [name for name, text in texts.items() if is_cut(scorer, text)]
+    if limit is None or not cut:
         return ""
     return (
         f"The {' and the '.join(cut)} {'is' if len(cut) == 1 else 'are'} longer than the model's {limit} tokens: "

@@ -28,12 +28,40 @@ def _prf(scores, index: int) -> list[float]:
     return [round(float(x[index]), DIGITS) for x in scores]
 
 
+#: The Pair tab's scores table's columns.
+PAIR_HEADER = ["scores", *COLUMNS]
+
+
+def matches_header(rescaled: bool) -> list[str]:
+    """The columns of the Pair tab's best-matches table."""
+    return ["candidate token", "best reference token", f"similarity ({kind(rescaled)})"]
+
+
+def batch_header(rescaled: bool, several_references: bool) -> list[str]:
+    """The columns of the Batch table: the number, the scores (raw, then rescaled), which reference counted (with
+    several), then the texts."""
+    header = ["#", *[f"{c} (raw)" for c in COLUMNS]]
+    if rescaled:
+        header += [f"{c} (rescaled)" for c in COLUMNS]
+    if several_references:
+        header += [f"best ref for {c}" for c in COLUMNS]
+    return header + ["candidate", "reference"]
+
+
+def compare_header(rescaled: bool) -> list[str]:
+    """The columns of the Compare table."""
+    header = ["system"]
+    for c in COLUMNS:
+        header += [f"{c} ({kind(rescaled)})", f"{c} ± 95%"]
+    return header + ["p-value"]
+
+
 def pair_table(result: ScoreResult, index: int = 0) -> tuple[list[str], list[list]]:
     """P, R and F1 of candidate ``index``: a row of raw scores, then a row of rescaled ones when there are."""
     rows = [["raw", *_prf(result.raw, index)]]
     if result.rescaled is not None:
         rows.append(["rescaled", *_prf(result.rescaled, index)])
-    return ["scores", *COLUMNS], rows
+    return list(PAIR_HEADER), rows
 
 
 def matches_table(explanation, rescaled: bool) -> tuple[list[str], list[list]]:
@@ -43,24 +71,20 @@ def matches_table(explanation, rescaled: bool) -> tuple[list[str], list[list]]:
         [u.text, ref[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
         for u in explanation.candidate_units
     ]
-    return ["candidate token", "best reference token", f"similarity ({kind(rescaled)})"], rows
+    return matches_header(rescaled), rows
 
 
 def batch_table(cands: list[str], groups: list[list[str]], result: ScoreResult) -> tuple[list[str], list[list]]:
     """One row per pair: its number, the scores (raw, then rescaled), which reference counted (1-based), then the
     texts (several references joined by `` | ``)."""
-    header = ["#", *[f"{c} (raw)" for c in COLUMNS]]
+    header = batch_header(result.rescaled is not None, result.best_reference is not None)
     parts = [torch.stack(result.raw, dim=-1)]
     if result.rescaled is not None:
-        header += [f"{c} (rescaled)" for c in COLUMNS]
         parts.append(torch.stack(result.rescaled, dim=-1))
     scores = torch.cat(parts, dim=-1).tolist()
     best = torch.stack(result.best_reference, dim=-1).tolist() if result.best_reference is not None else None
-    if best is not None:
-        header += [f"best ref for {c}" for c in COLUMNS]
-    header += ["candidate", "reference"]
     rows = []
-    for k, (cand, group) in enumerate(zip(cands, groups)):
+    for k, (cand, group) in enumerate(zip(cands, groups, strict=True)):
         row = [k + 1, *[round(x, DIGITS) for x in scores[k]]]
         if best is not None:
             row += [int(i) + 1 for i in best[k]]
@@ -85,26 +109,32 @@ def batch_summary(result: ScoreResult, signature: Signature) -> str:
 
 def compare_table(comparison, rescaled: bool) -> tuple[list[str], list[list]]:
     """One row per system (the baseline first): corpus P, R, F1 of the given kind with their 95% half-widths, and
-    the p-value against the baseline (``*`` below 0.05)."""
-    header = ["system"]
-    for c in COLUMNS:
-        header += [f"{c} ({kind(rescaled)})", f"{c} ± 95%"]
-    header.append("p-value")
+    the p-value against the baseline (``*`` below 0.05). Numbers are text of :data:`CORPUS_DIGITS` decimals, so
+    that a perfect system reads ``1.0000 ± 0.0000``, not ``1`` and ``0``."""
+    header = compare_header(rescaled)
     rows = []
     for k, s in enumerate(comparison.systems):
         row = [f"{s.name} (baseline)" if k == 0 else s.name]
-        for x, ci in zip(s.scores, s.intervals):
-            row += [round(x, CORPUS_DIGITS), round(ci.half_width, CORPUS_DIGITS)]
+        for x, ci in zip(s.scores, s.intervals, strict=True):
+            row += [f"{x:.{CORPUS_DIGITS}f}", f"{ci.half_width:.{CORPUS_DIGITS}f}"]
         rows.append(row + [s.marked_p_value])
     return header, rows
 
 
 def compare_summary(comparison, segments: int, rescaled: bool) -> str:
-    """Markdown: what was compared, which kind of score, the signature, and what ``*`` means."""
+    """Markdown: what was compared, which kind of score, the signature, and what ``*`` means.
+
+    The signature names a test only when one ran; without one, a sentence says how the intervals were drawn."""
     what = "rescaled with the baseline" if rescaled else "raw (not rescaled)"
-    lines = [f"{segments} segments · {len(comparison.systems)} systems · scores {what}", f"`{comparison.signature}`"]
+    lines = [f"{segments} segments · {len(comparison.systems)} systems · scores {what}"]
     if comparison.test is not None:
-        lines.append("`*`: p < 0.05 against the baseline.")
+        lines += [f"`{comparison.signature}`", "`*`: p < 0.05 against the baseline."]
+    else:
+        seed = "no seed" if comparison.seed is None else f"seed {comparison.seed}"
+        lines += [
+            f"`{comparison.scores_signature}`",
+            f"No test was run: 95% intervals from {comparison.n_samples:,} bootstrap resamples ({seed}).",
+        ]
     return "  \n".join(lines)
 
 
@@ -115,20 +145,36 @@ def counted_note(result: ScoreResult, n_refs: int) -> str:
     best = [int(x[0]) for x in result.best_reference]
     if len(set(best)) == 1:
         return f"**Reference {best[0] + 1} of {n_refs}** counted for P, R and F."
-    parts = ", ".join(f"{name}: reference {b + 1}" for name, b in zip(COLUMNS, best))
+    parts = ", ".join(f"{name}: reference {b + 1}" for name, b in zip(COLUMNS, best, strict=True))
     return f"**Best reference of {n_refs}**, separately per score: {parts}."
 
 
-def highlight(text: str, units, missing: list) -> list[tuple[str, str | None]]:
+def past_cut_label(limit: int) -> str:
+    """How the missed-words panel labels the part of a text past the model's window."""
+    return f"not scored (past the model's {limit} tokens)"
+
+
+def highlight(text: str, units, missing: list, cut_at: int | None = None) -> list[tuple[str, str | None]]:
     """The whole ``text`` as segments for a highlighted view, the ``missing`` units labelled "missing" (the gaps
-    between units kept as they are)."""
+    between units kept as they are). ``cut_at``: the model's token limit where the text was cut there; the rest
+    of the text is then one segment labelled :func:`past_cut_label`, starting at a word's end (a word the cut
+    fell inside stays whole, with its scored part's label)."""
     spans = {(u.start, u.end) for u in missing}
-    segments, cursor = [], 0
+    segments: list[tuple[str, str | None]] = []
+    cursor = 0
     for u in units:
         if u.start > cursor:
             segments.append((text[cursor : u.start], None))
         segments.append((text[u.start : u.end], "missing" if (u.start, u.end) in spans else None))
         cursor = u.end
+    if cursor < len(text) and cut_at is not None and segments:
+        end = cursor
+        while end < len(text) and not text[end].isspace():
+            end += 1
+        segments[-1] = (segments[-1][0] + text[cursor:end], segments[-1][1])
+        cursor = end
+        if text[cursor:].strip():
+            return [*segments, (text[cursor:], past_cut_label(cut_at))]
     if cursor < len(text):
         segments.append((text[cursor:], None))
     return segments

@@ -63,7 +63,7 @@ def _check(e, fig):
 def test_a_short_pair_shows_tokens(scorer):
     e = fb.explain("The president met the minister in Paris.", "The president met the prime minister.", scorer=scorer)
     fig = similarity_figure(e, kind="raw")
-    rows, cols = _check(e, fig)
+    rows, _ = _check(e, fig)
     assert len(rows) == len(e.candidate_units) and fig.axes[0].get_ylabel() == "Candidate (tokens)"
     assert fig.axes[0].get_title().endswith("(raw)") and [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == [
         "The",
@@ -75,7 +75,7 @@ def test_a_long_candidate_shows_words_and_renders(scorer):
     e = fb.explain(LONG, "The committee discussed the budget.", scorer=scorer)
     assert len(e.candidate_units) > plot.TOKEN_AXES
     fig = similarity_figure(e)
-    rows, cols = _check(e, fig)
+    rows, _ = _check(e, fig)
     assert fig.axes[0].get_xlabel() == "Reference (words)" and len(rows) <= plot.MAX_SIDE
     labels = [t.get_text().rstrip("…") for t in fig.axes[0].get_yticklabels()]
     assert all(label in LONG for label in labels)  # each label is the text of its words
@@ -95,3 +95,30 @@ def test_cells_stay_within_the_budget(rows, cols):
     assert max(shown) <= plot.MAX_SIDE and shown[0] * shown[1] <= plot.MAX_CELLS
     if rows * cols <= plot.MAX_CELLS and max(rows, cols) <= plot.MAX_SIDE:
         assert (k_rows, k_cols) == (1, 1)
+
+
+#: The Space's heatmap box: 900 pixels high (app.py's CSS), about 1,200 wide in a 1,280-pixel window; it scrolls.
+BOX = (1200, 900)
+
+
+@pytest.mark.parametrize("long_side", ["candidate", "reference"])
+def test_axis_titles_of_a_long_heatmap_are_in_sight_without_scrolling(scorer, long_side):
+    # Issue 39, item 1: a long side's axis title sat at the middle of a 5,000-pixel side, out of the box's sight.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    cand, ref = (LONG, "The committee discussed the budget.")[:: 1 if long_side == "candidate" else -1]
+    fig = similarity_figure(fb.explain(cand, ref, scorer=scorer), kind="raw")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # as the Space's PNG is drawn
+    renderer, ax = canvas.get_renderer(), fig.axes[0]
+    height = fig.get_size_inches()[1] * fig.dpi
+    titles = [t for t in ax.get_children() if isinstance(t, Text) and t.get_text().startswith("P=")]
+    assert len(titles) == 1
+    for text in (ax.xaxis.label, ax.yaxis.label, *titles):
+        box = text.get_window_extent(renderer)  # pixels from the bottom left
+        assert box.x0 >= 0 and box.x1 <= BOX[0] and box.y0 >= height - BOX[1] and box.y1 <= height, (
+            text.get_text(),
+            box,
+            height,
+        )

@@ -6,7 +6,7 @@ import pytest
 
 from fastbertscore.space import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 
-LIMITS = dict(max_systems=3, max_segments=4, max_chars=20)
+LIMITS = {"max_systems": 3, "max_segments": 4, "max_chars": 20}
 
 
 def test_blank_lines_between_systems_are_separators():

@@ -96,7 +96,7 @@ def test_compare_table_and_summary_say_which_kind(rescale):
         "p-value",
     ]
     assert rows[0][0] == "A (baseline)" and rows[1][0] == "B"
-    assert rows[1][5] == round(result.systems[1].scores[2], 4) and rows[1][-1] == result.systems[1].marked_p_value
+    assert rows[1][5] == f"{result.systems[1].scores[2]:.4f}" and rows[1][-1] == result.systems[1].marked_p_value
     summary = space.compare_summary(result, len(refs), rescale)
     assert ("rescaled with the baseline" in summary) == rescale and ("raw (not rescaled)" in summary) != rescale
     assert result.signature in summary and ("r:baseline" in result.signature) == rescale
@@ -130,7 +130,7 @@ def test_score_json_is_what_the_scorer_returns(rescaling, raw):
         assert list(out) == ["precision", "recall", "f1", "best_reference", "hashcode"]
         assert [out["precision"], out["recall"], out["f1"]] == [float(x[0]) for x in result.scores]
         assert out["best_reference"] == {
-            k: int(x[0]) for k, x in zip(("precision", "recall", "f1"), result.best_reference)
+            k: int(x[0]) for k, x in zip(("precision", "recall", "f1"), result.best_reference, strict=True)
         }
         assert out["hashcode"] == scorer.hash
     assert "best_reference" not in space.score_json(raw.score_result(CANDS[:1], [REFS[0][0]]))

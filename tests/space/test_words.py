@@ -34,7 +34,7 @@ def test_words_and_missed_words_equal_the_word_level_explanation(scorer, cand, r
     assert [(u.text, u.start, u.end, u.match) for u in ours] == [
         (u.text, u.start, u.end, u.match) for u in words.reference_units
     ]
-    for a, b in zip(ours, words.reference_units):
+    for a, b in zip(ours, words.reference_units, strict=True):
         assert abs(a.similarity - b.similarity) <= fp32() and abs(a.weight - b.weight) <= fp32() * max(1.0, b.weight)
     # Which words are missing is a pick: compared exactly where no word lies within rounding of the threshold.
     assert all(abs(u.similarity - words.threshold) > fp32() for u in words.reference_units)

@@ -1,0 +1,78 @@
+"""The scorer behind every Space request: one loaded model serves raw and rescaled requests alike.
+
+Where the language has a baseline, the Space always scores with the rescaling scorer of the boxes' settings;
+a request that asks for raw numbers reads them from the same result (rescaling comes after scoring, so the raw
+numbers are there), under the raw hash. Alternating the raw ``/score`` endpoint with the rescaled Pair tab thus
+keeps one scorer, one loaded model and one embedding cache, instead of building a scorer for each kind in turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from fastbertscore.baselines.table import BaselineError
+from fastbertscore.compute import cached_scorer
+from fastbertscore.result import ScoreResult
+from fastbertscore.scorer import BERTScorer
+from fastbertscore.settings import Settings
+
+_no_baseline: dict[tuple, str] = {}  # settings key → the note: no baseline exists (asked once, not per request)
+_lock = threading.Lock()
+
+
+def no_baseline_note(lang: str, model: str) -> str:
+    """What a Space user reads when a language has no baseline for the model: what to do, in the browser.
+
+    Example:
+        >>> no_baseline_note("xx", "roberta-large")  # doctest: +NORMALIZE_WHITESPACE
+        "Only raw scores: there is no rescaling baseline for language 'xx' with roberta-large. To see rescaled
+        scores, choose another language (such as en), or untick 'Also show rescaled scores'."
+    """
+    return (
+        f"Only raw scores: there is no rescaling baseline for language {lang!r} with {model}. To see rescaled "
+        "scores, choose another language (such as en), or untick 'Also show rescaled scores'."
+    )
+
+
+def space_scorer(settings: Settings) -> tuple[BERTScorer, str]:
+    """The scorer for ``settings`` (raw ones: ``rescale_with_baseline`` is decided here) and a note.
+
+    With a language that has a baseline, the rescaling scorer; else the raw one, and the note says why (empty
+    without a language: the Space's own note asks for one). Use :func:`of_kind` to read raw or rescaled numbers.
+    """
+    if not settings.lang:
+        return cached_scorer(settings), ""
+    rescaling = replace(settings, rescale_with_baseline=True)
+    key = rescaling.numbers_key(ignore=("batch_size", "nthreads"))
+    with _lock:
+        note = _no_baseline.get(key)
+    if note is None:
+        try:
+            return cached_scorer(rescaling), ""
+        except BaselineError:
+            note = no_baseline_note(settings.lang, settings.model_type_or_default)
+            with _lock:
+                _no_baseline[key] = note
+    return cached_scorer(settings), note
+
+
+def of_kind(result: ScoreResult, scorer: BERTScorer, rescaled: bool) -> ScoreResult:
+    """``result`` as a request for ``rescaled`` numbers sees it: unchanged where it has them, else its raw
+    numbers alone under the raw hash (a rescaling scorer's raw numbers are the raw scorer's)."""
+    if rescaled or result.rescaled is None:
+        return result
+    return ScoreResult(result.raw, None, result.best_reference, raw_hash(scorer))
+
+
+def raw_hash(scorer: BERTScorer) -> str:
+    """The hash code of the scorer's raw numbers (the scorer's own when it does not rescale)."""
+    return replace(scorer.signature, rescale="no").hash
+
+
+def scorer_of_kind(scorer: BERTScorer, rescaled: bool) -> BERTScorer:
+    """``scorer``, or its raw twin where raw numbers are asked of a rescaling scorer: for work that reads the
+    scorer's own kind of score (``compare``), not a :class:`ScoreResult`."""
+    if rescaled or not scorer.rescale_with_baseline:
+        return scorer
+    return cached_scorer(replace(scorer.settings, rescale_with_baseline=False))
