@@ -20,7 +20,8 @@ from fastbertscore.baselines.table import read_baseline, select_layers
 from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from fastbertscore.cache.memory import EmbeddingCache
 from fastbertscore.pipeline.embedder import Budget, Embedder
-from fastbertscore.pipeline.models import Encoder, load_encoder, load_tokenizer, max_input_length
+from fastbertscore.pipeline.encoder import Encoder, load_encoder, max_input_length
+from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.weights import plain_table
 from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings

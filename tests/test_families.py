@@ -22,7 +22,7 @@ from families import cases
 from tolerances import TINY_WIDTH, assert_scores_close, fp32
 
 import fastbertscore as fb
-from fastbertscore.pipeline.models import PREFIX_SPACE_MODEL_TYPES, published_prefix_space
+from fastbertscore.pipeline.loading import PREFIX_SPACE_MODEL_TYPES, published_prefix_space
 from fastbertscore.pipeline.tokens import tokenize
 
 RECORD = json.loads(cases.RECORD.read_text())

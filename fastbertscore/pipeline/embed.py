@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 import torch
 from tqdm.auto import tqdm
 
+from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.match import normalize
-from fastbertscore.pipeline.models import Encoder
 from fastbertscore.pipeline.windows import WindowSpec, plan, stitch, window_ids
 
 

@@ -16,7 +16,7 @@ import torch
 
 from fastbertscore.hardware import available_memory
 from fastbertscore.pipeline.embed import embed, pad_id_of
-from fastbertscore.pipeline.models import Encoder
+from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
 from fastbertscore.pipeline.weights import sentence_weights
 from fastbertscore.pipeline.windows import WindowSpec

@@ -9,7 +9,8 @@ from tolerances import assert_close, unit_norm
 from tolerances import encoder as encoder_bound
 
 from fastbertscore.pipeline.embed import embed, length_batches, pad_id_of
-from fastbertscore.pipeline.models import load_encoder, load_tokenizer
+from fastbertscore.pipeline.encoder import load_encoder
+from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
 

@@ -10,7 +10,7 @@ from bert_score.utils import get_idf_dict
 from paths import MINILM
 from tolerances import stored_fp32
 
-from fastbertscore.pipeline.models import load_tokenizer
+from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 from fastbertscore.pipeline.weights import (
     document_frequencies,

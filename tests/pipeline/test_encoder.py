@@ -1,24 +1,13 @@
-"""Encoders: found offline, cut at the chosen layer (its output is that layer's hidden state), limits read right."""
+"""Encoders: cut at the chosen layer (its output is that layer's hidden state), limits read right."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from paths import MINILM
 from tolerances import TINY_WIDTH, assert_close, encoder
 
-from fastbertscore.pipeline.models import (
-    load_encoder,
-    load_tokenizer,
-    max_input_length,
-    model_depth,
-    resolve_model_source,
-)
-
-
-def test_the_embedded_model_is_found_in_site_packages(minilm_path):
-    assert resolve_model_source(MINILM) == minilm_path
-    assert resolve_model_source("all-MiniLM-L6-v2") == minilm_path
+from fastbertscore.pipeline.encoder import load_encoder, max_input_length, model_depth
+from fastbertscore.pipeline.loading import load_tokenizer
 
 
 # Not T5-style encoders: a cut one applies the final layer norm to its last kept layer (as bert-score's cut
