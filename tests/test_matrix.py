@@ -24,7 +24,7 @@ def _expanded(a, b):
 
 
 def _close(matrices, flat, shape, baseline=None, tokens=None):
-    for name, m in zip("PRF", matrices):
+    for name, m in zip("PRF", matrices, strict=True):
         assert m.shape == shape, f"{name}: {tuple(m.shape)}"
     policy = {} if tokens is None else {"tokens": tokens}
     assert_scores_close([m.reshape(*m.shape[:-2], -1) for m in matrices], flat, baseline=baseline, **policy)
@@ -48,14 +48,14 @@ def test_every_entry_equals_bert_score_per_pair(minilm_path, mt_pairs, symmetric
 def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_pairs):
     texts_a, texts_b = mt_pairs[0][:7], mt_pairs[1][:5]
     idf = get_idf_dict(texts_b, bert_score.utils.get_tokenizer(minilm_path), nthreads=0)  # a defaultdict
-    options = dict(
-        model_type=minilm_path,
-        num_layers=4,
-        idf=idf,
-        lang="en",
-        rescale_with_baseline=True,
-        baseline_path=str(SHIPPED_BASELINE),
-    )
+    options = {
+        "model_type": minilm_path,
+        "num_layers": 4,
+        "idf": idf,
+        "lang": "en",
+        "rescale_with_baseline": True,
+        "baseline_path": str(SHIPPED_BASELINE),
+    }
     for all_layers in (False, True):
         scorer = fb.BERTScorer(**options, all_layers=all_layers)
         ours = scorer.pairwise(texts_a, texts_b)

@@ -63,7 +63,7 @@ def _check(e, fig):
 def test_a_short_pair_shows_tokens(scorer):
     e = fb.explain("The president met the minister in Paris.", "The president met the prime minister.", scorer=scorer)
     fig = similarity_figure(e, kind="raw")
-    rows, cols = _check(e, fig)
+    rows, _cols = _check(e, fig)
     assert len(rows) == len(e.candidate_units) and fig.axes[0].get_ylabel() == "Candidate (tokens)"
     assert fig.axes[0].get_title().endswith("(raw)") and [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == [
         "The",
@@ -75,7 +75,7 @@ def test_a_long_candidate_shows_words_and_renders(scorer):
     e = fb.explain(LONG, "The committee discussed the budget.", scorer=scorer)
     assert len(e.candidate_units) > plot.TOKEN_AXES
     fig = similarity_figure(e)
-    rows, cols = _check(e, fig)
+    rows, _cols = _check(e, fig)
     assert fig.axes[0].get_xlabel() == "Reference (words)" and len(rows) <= plot.MAX_SIDE
     labels = [t.get_text().rstrip("…") for t in fig.axes[0].get_yticklabels()]
     assert all(label in LONG for label in labels)  # each label is the text of its words

@@ -22,7 +22,9 @@ def test_length_batches_respect_both_limits():
 
 def test_small_chunks_and_budgets_give_the_same_scores(minilm_path, mt_pairs):
     scorer = fb.BERTScorer(model_type=minilm_path, num_layers=3, all_layers=True)
-    pairs = check_pairs(mt_pairs[0], [[r, c] for r, c in zip(mt_pairs[1], mt_pairs[0][1:] + mt_pairs[0][:1])])
+    pairs = check_pairs(
+        mt_pairs[0], [[r, c] for r, c in zip(mt_pairs[1], mt_pairs[0][1:] + mt_pairs[0][:1], strict=True)]
+    )
     run = lambda budget: score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)
     whole = run(Budget())
     # ~2 sentences' worth of embeddings per chunk, 1-3 sentences per batch: many chunks, re-embedded texts
