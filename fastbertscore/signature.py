@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import ClassVar
 
 from fastbertscore.hashing import get_hash
 
@@ -40,7 +41,7 @@ class Signature:
     transformers: str
     torch: str
 
-    _SHORT = {
+    _SHORT: ClassVar[dict[str, str]] = {
         "model": "m",
         "layer": "l",
         "idf": "idf",

@@ -79,7 +79,7 @@ def check_pairs(cands, refs, names: tuple[str, str] = ("cands", "refs")) -> Pair
     flat_cands: list[str] = []
     flat_refs: list[str] = []
     groups: list[tuple[int, int]] = []
-    for i, (cand, group) in enumerate(zip(cand_list, ref_list)):
+    for i, (cand, group) in enumerate(zip(cand_list, ref_list, strict=True)):
         if isinstance(group, str):
             raise TypeError(
                 f"{r_name}[{i}] is a string but {r_name}[0] is a list; give every candidate a list of references"

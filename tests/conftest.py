@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 
 # Before transformers is imported anywhere: never touch the network.
@@ -57,10 +58,14 @@ def pytest_report_header(config):
 
     chosen = ", ".join(f"{name}={os.environ[name]}" for name in KERNEL_VARIABLES if name in os.environ) or "defaults"
     return [
-        f"CPU: {hardware.cpu_model()}; torch capability {hardware.cpu_capability()}; "
-        f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}",
-        f"kernels: {chosen}; fingerprint {kernel_fingerprint()}; encoder batches: "
-        f"{ENCODER_BATCH + ' sentences (forced)' if ENCODER_BATCH else 'as each call asks'}",
+        (
+            f"CPU: {hardware.cpu_model()}; torch capability {hardware.cpu_capability()}; "
+            f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
+        ),
+        (
+            f"kernels: {chosen}; fingerprint {kernel_fingerprint()}; encoder batches: "
+            f"{ENCODER_BATCH + ' sentences (forced)' if ENCODER_BATCH else 'as each call asks'}"
+        ),
     ]
 
 
@@ -89,5 +94,5 @@ def tiny_model(tmp_path_factory):
 def mt_pairs() -> tuple[list[str], list[str]]:
     """60 real MT (candidate, reference) pairs from ``tests/data`` (WMT21 is-en system outputs)."""
     with RATINGS.open(encoding="utf-8", newline="") as f:
-        rows = [row for _, row in zip(range(60), csv.DictReader(f, delimiter="\t"))]
+        rows = list(itertools.islice(csv.DictReader(f, delimiter="\t"), 60))
     return [r["candidate"] for r in rows], [r["reference"] for r in rows]

@@ -6,6 +6,7 @@ import doctest
 import importlib
 import importlib.util
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ import fastbertscore
 
 MODULES = [name for _, name, _ in pkgutil.walk_packages(fastbertscore.__path__, "fastbertscore.")] + ["fastbertscore"]
 WITH_EXAMPLES = sorted(
-    name for name in MODULES if ">>>" in open(importlib.util.find_spec(name).origin, encoding="utf-8").read()
+    name for name in MODULES if ">>>" in Path(importlib.util.find_spec(name).origin).read_text(encoding="utf-8")
 )
 
 

@@ -50,13 +50,13 @@ class Case:
         self.flat = [r for item in self.refs for r in ([item] if isinstance(item, str) else item)]
         mapping = defaultdict(lambda: 1.0, {1996: 2.0, 1037: 0.5, 2003: 3.0, 101: 0.0, 102: 0.0})  # "the", "a", "is"
         idf = {"off": False, "on": True, "mapping": mapping}[drawn["idf"]]
-        self.options = dict(
-            model_type=MINILM,
-            num_layers=LAYER,
-            idf=idf,
-            all_layers=drawn["all_layers"],
-            long_inputs="window" if drawn["window"] else "truncate",
-        )
+        self.options = {
+            "model_type": MINILM,
+            "num_layers": LAYER,
+            "idf": idf,
+            "all_layers": drawn["all_layers"],
+            "long_inputs": "window" if drawn["window"] else "truncate",
+        }
         if drawn["rescale"]:
             self.options.update(lang="en", rescale_with_baseline=True)
         self.batch_size = drawn["batch_size"]
@@ -152,7 +152,11 @@ def _cli_path(case: Case, tmp_path, capsys) -> None:
 
 
 def _matrix_paths(case: Case) -> None:
-    expanded = [(c, r) for c, item in zip(case.cands, case.refs) for r in ([item] if isinstance(item, str) else item)]
+    expanded = [
+        (c, r)
+        for c, item in zip(case.cands, case.refs, strict=True)
+        for r in ([item] if isinstance(item, str) else item)
+    ]
     cands, refs = [c for c, _ in expanded], [r for _, r in expanded]
     idf_over = {"idf_sents": case.flat} if case.options["idf"] is True else {}
     single = fb.BERTScorer(**case.options, **idf_over).score(cands, refs)
@@ -206,8 +210,17 @@ def _torchmetrics_path(case: Case) -> None:
 
 @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(drawn=OPTIONS)
-@example(drawn=dict(idf="mapping", rescale=False, all_layers=False, multi_ref=False, window=True, batch_size=64))
-@example(drawn=dict(idf="on", rescale=True, all_layers=False, multi_ref=True, window=True, batch_size=64))
+@example(
+    drawn={
+        "idf": "mapping",
+        "rescale": False,
+        "all_layers": False,
+        "multi_ref": False,
+        "window": True,
+        "batch_size": 64,
+    }
+)
+@example(drawn={"idf": "on", "rescale": True, "all_layers": False, "multi_ref": True, "window": True, "batch_size": 64})
 def test_every_public_path_equals_score(drawn, mt_pairs, tmp_path_factory, capsys):
     case = Case(drawn, mt_pairs)
     _scorer_paths(case)

@@ -98,7 +98,9 @@ def test_scores_equal_live_bert_score_where_it_still_behaves_as_published(family
             assert LIVE_DIFFERS.get((family, kind)) == "OverflowError", f"{family} {kind}: bert-score overflowed"
             continue
         if (family, kind) in LIVE_DIFFERS:  # the difference is real: ours follows the record, not this run
-            gap = max((a - b).abs().max().item() for a, b in zip(live, as_tensors(published(family, kind, name))))
+            gap = max(
+                (a - b).abs().max().item() for a, b in zip(live, as_tensors(published(family, kind, name)), strict=True)
+            )
             assert gap > 100 * fp32(TINY_WIDTH, LONGEST), f"{family} {kind} {name}: no longer differs; drop it"
         else:
             assert_same(ours(family, use_fast, name), live, f"{family} {kind} {name} (live)")
@@ -149,7 +151,9 @@ def test_window_mode_reads_long_texts_whole_for_every_family(family):
     if family in UNLIMITED:  # nothing is cut: the window mode has nothing to add
         assert_same(whole, cut, family)
     else:  # the other 1,400–2,200 tokens count now
-        assert all((a - b).abs().max() > 100 * fp32(TINY_WIDTH, LONGEST) for a, b in zip(whole, cut)), family
+        assert all((a - b).abs().max() > 100 * fp32(TINY_WIDTH, LONGEST) for a, b in zip(whole, cut, strict=True)), (
+            family
+        )
         assert all(bool(((x >= -1) & (x <= 1)).all()) for x in whole)
 
 

@@ -36,7 +36,7 @@ def test_model_missing_from_the_table_gets_a_depth_proportional_layer(tiny_model
     with pytest.raises(KeyError):
         bert_score.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path)
     with caplog.at_level(logging.WARNING, logger="fastbertscore"):
-        (P, R, F), hashcode = fb.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path, return_hash=True)
+        (_P, _R, F), hashcode = fb.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path, return_hash=True)
     layer = fallback_layer(4)
     assert layer == 3 and f"_L{layer}_" in hashcode
     assert any(f"using layer {layer} of 4" in r.getMessage() for r in caplog.records)
@@ -52,7 +52,7 @@ def test_tokenizer_without_a_max_length_reads_relative_positions_whole(tiny_mode
     assert scorer.tokenizer.model_max_length > 1e20 and scorer.max_length is None  # as bert-score on 4.57
     long = "the quick brown fox jumps over the lazy dog " * 20
     with caplog.at_level(logging.WARNING, logger="fastbertscore"):
-        P, R, F = scorer.score([long, "a cat"], ["a dog", long])
+        _P, _R, F = scorer.score([long, "a cat"], ["a dog", long])
     assert torch.isfinite(F).all()
     assert not [r for r in caplog.records if "were cut" in r.getMessage()]
 
@@ -108,7 +108,7 @@ def test_multi_reference_all_layers_takes_the_max_per_layer(tiny_model, mt_pairs
 
 def test_identical_texts_and_duplicates(minilm_path, mt_pairs):
     texts = list(mt_pairs[1][:8])
-    P, R, F = fb.score(texts + texts[:2], texts + texts[:2], model_type=minilm_path, num_layers=4)
+    _P, _R, F = fb.score(texts + texts[:2], texts + texts[:2], model_type=minilm_path, num_layers=4)
     assert_close(F, torch.ones_like(F), prf_bounds()[2], "F of identical texts")
     assert torch.equal(F[:2], F[-2:])
 
@@ -116,7 +116,7 @@ def test_identical_texts_and_duplicates(minilm_path, mt_pairs):
 def test_layer_zero_of_deberta_v2_reads_the_embeddings(tiny_model):
     """transformers' DeBERTa-v2 encoder crashes with zero layers; layer 0 is the embedding output."""
     path = tiny_model("deberta-v2")
-    P, R, F = fb.score(["a cat sat"], ["a cat sat"], model_type=path, num_layers=0)
+    _P, _R, F = fb.score(["a cat sat"], ["a cat sat"], model_type=path, num_layers=0)
     assert_close(F, torch.ones(1), prf_bounds(TINY_WIDTH, tokens=MAX_LEN)[2], "F of identical texts")
     every = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=4, all_layers=True)
     zero = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=0)

@@ -14,7 +14,7 @@ from tolerances import TINY_WIDTH, assert_close, assert_scores_close, f_bound, f
 import fastbertscore as fb
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
-TINY = dict(width=TINY_WIDTH, tokens=MAX_LEN)  # the policy's bound for the tiny model these tests use
+TINY = {"width": TINY_WIDTH, "tokens": MAX_LEN}  # the policy's bound for the tiny model these tests use
 BOUND = fp32(**TINY)
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -64,7 +64,7 @@ def test_scores_are_finite_bounded_and_symmetric(scorer, cands, refs):
 @FUZZ
 @given(text=texts)
 def test_identical_texts_score_one(scorer, text):
-    P, R, F = scorer.score([text], [text])
+    _P, _R, F = scorer.score([text], [text])
     expected = 1.0 if _has_content(scorer, text) else 0.0
     assert_close(F, [expected], 2 * BOUND, "F of identical texts")
 
@@ -75,7 +75,7 @@ def test_batch_and_order_do_not_matter(scorer, cands, refs):
     refs = refs[: len(cands)]
     together = torch.stack(scorer.score(cands, refs))
     reversed_ = torch.stack(scorer.score(cands[::-1], refs[::-1])).flip(-1)
-    alone = torch.stack([torch.stack(scorer.score([c], [r]))[:, 0] for c, r in zip(cands, refs)], dim=-1)
+    alone = torch.stack([torch.stack(scorer.score([c], [r]))[:, 0] for c, r in zip(cands, refs, strict=True)], dim=-1)
     assert_scores_close(reversed_, together, **TINY, what="reversed: ")
     assert_scores_close(alone, together, **TINY, what="one pair at a time: ")
 

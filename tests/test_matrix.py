@@ -24,7 +24,7 @@ def _expanded(a, b):
 
 
 def _close(matrices, flat, shape, baseline=None, tokens=None):
-    for name, m in zip("PRF", matrices):
+    for name, m in zip("PRF", matrices, strict=True):
         assert m.shape == shape, f"{name}: {tuple(m.shape)}"
     policy = {} if tokens is None else {"tokens": tokens}
     assert_scores_close([m.reshape(*m.shape[:-2], -1) for m in matrices], flat, baseline=baseline, **policy)
@@ -48,14 +48,14 @@ def test_every_entry_equals_bert_score_per_pair(minilm_path, mt_pairs, symmetric
 def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_pairs):
     texts_a, texts_b = mt_pairs[0][:7], mt_pairs[1][:5]
     idf = get_idf_dict(texts_b, bert_score.utils.get_tokenizer(minilm_path), nthreads=0)  # a defaultdict
-    options = dict(
-        model_type=minilm_path,
-        num_layers=4,
-        idf=idf,
-        lang="en",
-        rescale_with_baseline=True,
-        baseline_path=str(SHIPPED_BASELINE),
-    )
+    options = {
+        "model_type": minilm_path,
+        "num_layers": 4,
+        "idf": idf,
+        "lang": "en",
+        "rescale_with_baseline": True,
+        "baseline_path": str(SHIPPED_BASELINE),
+    }
     for all_layers in (False, True):
         scorer = fb.BERTScorer(**options, all_layers=all_layers)
         ours = scorer.pairwise(texts_a, texts_b)
@@ -74,6 +74,15 @@ def test_window_mode_scores_long_texts_in_full_as_score_does(mt_pairs):
         fb.pairwise(texts, model_type=MINILM, num_layers=2, long_inputs="error")
 
 
+def test_chosen_refuses_samples_with_another_number_of_groups():
+    """chosen() used to zip the samples with its indices and silently drop the groups past the shorter one."""
+    result = fb.MBRResult(index=[1, 0], utilities=[torch.zeros(2), torch.zeros(2)], utility="f1")
+    assert result.chosen([["a", "b"], ["c", "d"]]) == ["b", "c"]
+    for samples in ([["a", "b"]], [["a", "b"], ["c", "d"], ["e", "f"]]):
+        with pytest.raises(ValueError, match=rf"chosen\(\) got {len(samples)} groups of samples, but this result"):
+            result.chosen(samples)
+
+
 def test_mbr_picks_the_sample_with_the_best_mean_utility(mt_pairs):
     pool = list(dict.fromkeys(mt_pairs[0]))
     samples = [pool[0:5], pool[5:8], pool[8:9], pool[9:13]]  # ragged, and a group of one
@@ -86,7 +95,7 @@ def test_mbr_picks_the_sample_with_the_best_mean_utility(mt_pairs):
         mean = (F.sum(dim=1) - F.diagonal()) / (len(group) - 1)
         assert_close(result.utilities[g], mean, prf_bounds()[2], "utilities")
         assert result.index[g] == int(mean.argmax())
-    assert result.chosen(samples) == [group[i] for group, i in zip(samples, result.index)]
+    assert result.chosen(samples) == [group[i] for group, i in zip(samples, result.index, strict=True)]
     refs = [pool[20:23], pool[23:24], pool[24:26], pool[26:29]]
     against = fb.mbr(samples, refs, utility="recall", model_type=MINILM, num_layers=4)
     for g, group in enumerate(samples):

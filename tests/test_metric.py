@@ -95,7 +95,10 @@ def test_idf_follows_the_references_of_each_call(metric):
 
 
 def test_dataset_map_batched_equals_one_compute(metric, mt_pairs):
-    rows = {"candidate": mt_pairs[0][:40], "reference": [[r, c] for r, c in zip(mt_pairs[1][:40], mt_pairs[0][1:41])]}
+    rows = {
+        "candidate": mt_pairs[0][:40],
+        "reference": [[r, c] for r, c in zip(mt_pairs[1][:40], mt_pairs[0][1:41], strict=True)],
+    }
     dataset = datasets.Dataset.from_dict(rows)
     whole = metric.compute(predictions=rows["candidate"], references=rows["reference"], model_type=MINILM, num_layers=4)
     tokenizer = cached_scorer(Settings(model_type=MINILM, num_layers=4)).tokenizer

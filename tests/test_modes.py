@@ -19,7 +19,7 @@ from fastbertscore import hardware
 def test_bfloat16_error_bounds(mt_pairs):
     # Bounds that hold for native (AMX, AVX512-BF16) and emulated (AVX2) bfloat16 alike (tolerances.py). A
     # per-pair bound makes a rank test redundant: pairs more than twice it apart in exact F can never swap.
-    cands, refs = map(list, zip(*dict.fromkeys(zip(*mt_pairs))))
+    cands, refs = map(list, zip(*dict.fromkeys(zip(*mt_pairs, strict=True)), strict=True))
     exact = fb.score(cands, refs, model_type=MINILM, num_layers=6)
     got, hashcode = fb.score(cands, refs, model_type=MINILM, num_layers=6, dtype="bfloat16", return_hash=True)
     assert_reduced_precision_close(got, exact)

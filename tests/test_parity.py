@@ -113,14 +113,14 @@ def test_minilm_rescale_with_custom_baseline(minilm_path, mt_pairs):
 def test_minilm_rescale_all_layers(minilm_path, mt_pairs):
     cands, refs = mt_pairs
     baseline = str(BERT_SCORE_BASELINES / "en" / "distilbert-base-uncased.tsv")  # 7 rows, like MiniLM-L6
-    kwargs = dict(
-        model_type=minilm_path,
-        all_layers=True,
-        num_layers=6,
-        lang="en",
-        rescale_with_baseline=True,
-        baseline_path=baseline,
-    )
+    kwargs = {
+        "model_type": minilm_path,
+        "all_layers": True,
+        "num_layers": 6,
+        "lang": "en",
+        "rescale_with_baseline": True,
+        "baseline_path": baseline,
+    }
     assert_scores_close(
         fb.score(cands[:20], refs[:20], **kwargs),
         bert_score.score(cands[:20], refs[:20], **kwargs),

@@ -25,7 +25,7 @@ def test_best_reference_is_where_each_maximum_came_from(mt_pairs):
     baseline = scorer.baseline_vals
     expected = [(result.raw[k] - baseline[k]) / (1 - baseline[k]) for k in range(3)]
     assert_scores_close(result.rescaled, expected, baseline=baseline)
-    assert all(torch.equal(a, b) for a, b in zip(scorer.score(cands, groups), result.rescaled))
+    assert all(torch.equal(a, b) for a, b in zip(scorer.score(cands, groups), result.rescaled, strict=True))
     as_dict = result.to_dict()
     assert as_dict["f1"] == result.f1.tolist() and as_dict["raw_f1"] == result.raw[2].tolist()
     assert as_dict["best_reference_f"] == result.best_reference[2].tolist()
@@ -44,5 +44,5 @@ def test_best_of_groups_over_layers_and_ties():
     values, index = best_of_groups(raw, [(0, 2), (2, 3)])
     assert index.tolist() == [[1, 0, 0], [0, 0, 0]]  # ties go to the first reference
     assert torch.equal(values, raw[[1, 2]])
-    layered_values, layered_index = best_of_groups(torch.stack([raw, raw.flip(-1)]), [(0, 2), (2, 3)])
+    _layered_values, layered_index = best_of_groups(torch.stack([raw, raw.flip(-1)]), [(0, 2), (2, 3)])
     assert layered_index.shape == (2, 2, 3) and torch.equal(layered_index[0], index)

@@ -57,9 +57,13 @@ def test_fp32_parity_fails_on_an_offset_and_on_a_wrong_pair(minilm_path, pairs):
 
 def test_rescaled_bound_fails_on_an_offset(minilm_path, pairs):
     cands, refs = pairs
-    options = dict(
-        model_type=minilm_path, num_layers=5, lang="en", rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
-    )
+    options = {
+        "model_type": minilm_path,
+        "num_layers": 5,
+        "lang": "en",
+        "rescale_with_baseline": True,
+        "baseline_path": str(SHIPPED_BASELINE),
+    }
     b = read_baseline(SHIPPED_BASELINE)[5]
     ours, theirs = fb.score(cands, refs, **options), bert_score.score(cands, refs, **options)
     assert_scores_close(ours, theirs, baseline=b)

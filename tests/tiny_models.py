@@ -26,7 +26,7 @@ CORPUS = [
     "Le chat est sur la table; über den Wolken, naïve café — 東京 😀.",
 ]
 
-_SIZE = dict(hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=37)
+_SIZE = {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 37}
 MAX_LEN = 40  # tokenizer model_max_length of the tiny models, to exercise truncation
 
 

@@ -81,9 +81,9 @@ def find_baseline(
             return path, f"shipped file {path}"
         tried.append(f"shipped: {path}")
     repo_id, revision = repo_settings(repo_id, revision)
-    path, where = _from_hub(repo_id, revision, relpath, tried)
-    if path is not None:
-        return path, where
+    found, where = _from_hub(repo_id, revision, relpath, tried)
+    if found is not None:
+        return found, where
     model = baseline_model_name(model_type)
     raise BaselineError(
         f"no rescaling baseline for model {model!r} and lang={lang!r}. Tried: " + "; ".join(tried) + ". "

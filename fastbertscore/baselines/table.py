@@ -35,7 +35,7 @@ def parse_baseline(text: str, source: str) -> torch.Tensor:
     offset = 1 if header[:1] == [""] else 0
     if header[offset:] != _HEADER:
         raise BaselineError(f"baseline file {source} has header {rows[0]}, expected {','.join(_HEADER)}")
-    values = []
+    values: list[list[float]] = []  # one (P, R, F) row per layer
     for line_no, row in enumerate(rows[1:], start=2):
         cells = row[offset:]
         if len(cells) != 4:

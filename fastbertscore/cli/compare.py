@@ -53,12 +53,12 @@ def _parse(argv):
 def _read(args) -> tuple[dict[str, list[str]], list]:
     """Systems by file name and the references, every problem named before any model work."""
     ref_files = [file_lines(path, "-r") for path in args.refs]
-    for path, lines in zip(args.refs[1:], ref_files[1:]):
+    for path, lines in zip(args.refs[1:], ref_files[1:], strict=True):
         if len(lines) != len(ref_files[0]):
             raise InputError(f"-r {path} has {len(lines)} lines but -r {args.refs[0]} has {len(ref_files[0])}")
     if not ref_files[0]:
         raise InputError(f"-r {args.refs[0]} is empty")
-    references = ref_files[0] if len(ref_files) == 1 else [list(group) for group in zip(*ref_files)]
+    references = ref_files[0] if len(ref_files) == 1 else [list(group) for group in zip(*ref_files, strict=True)]
     if args.test is not None and len(args.systems) < 2:
         flag = "--paired-bs" if args.test == "bs" else "--paired-ar"
         raise InputError(f"{flag} compares systems with a baseline: give at least two system files")

@@ -32,7 +32,7 @@ def _run(args) -> int:
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore mbr").idf_over(references or samples))
     result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
     with args.out.open("w", encoding="utf-8") as out:
-        for group, index, utilities in zip(samples, result.index, result.utilities):
+        for group, index, utilities in zip(samples, result.index, result.utilities, strict=True):
             values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
             out.write(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
     print(f"{scorer.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")

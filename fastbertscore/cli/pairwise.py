@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def _parse(argv):
 
 def _refuse_a_file_for_b(argv: list[str]) -> None:
     """``-b`` was this command's reference file; it is the batch size now, as in every other command."""
-    for flag, value in zip(argv, argv[1:]):
+    for flag, value in itertools.pairwise(argv):
         if flag == "-b" and not value.isdigit():
             print(
                 f"bertscore pairwise: error: -b {value}: -b is the batch size, as in every command; give the "

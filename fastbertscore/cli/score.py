@@ -47,13 +47,14 @@ def _read_inputs(args) -> tuple[list[str], list]:
         if any(lines is not None for lines in ref_lines):
             raise InputError("--cand is a string but --ref names a file; give both as files or both as strings")
         return [args.cand], [list(args.ref)]
-    if any(lines is None for lines in ref_lines):
+    files = [lines for lines in ref_lines if lines is not None]
+    if len(files) != len(ref_lines):
         bad = args.ref[[lines is None for lines in ref_lines].index(True)]
         raise InputError(f"--cand is a file but reference {bad!r} is not a file")
-    for name, lines in zip(args.ref, ref_lines):
+    for name, lines in zip(args.ref, files, strict=True):
         if len(lines) != len(cands):
             raise InputError(f"reference {name} has {len(lines)} lines but the candidates have {len(cands)}")
-    refs = ref_lines[0] if len(ref_lines) == 1 else [list(group) for group in zip(*ref_lines)]
+    refs = files[0] if len(files) == 1 else [list(group) for group in zip(*files, strict=True)]
     return cands, refs
 
 
@@ -68,17 +69,17 @@ def _run(args) -> int:
     if args.output == "json":
         out = {"hash": hashcode, "P": mean[0], "R": mean[1], "F1": mean[2]}
         if args.seg_level:
-            out["pairs"] = [{"P": float(p), "R": float(r), "F1": float(f)} for p, r, f in zip(P, R, F)]
+            out["pairs"] = [{"P": float(p), "R": float(r), "F1": float(f)} for p, r, f in zip(P, R, F, strict=True)]
         print(json.dumps(out))
     elif args.output == "tsv":
         print(f"# {hashcode}\nP\tR\tF1")
-        rows = zip(P, R, F) if args.seg_level else [mean]
+        rows = zip(P, R, F, strict=True) if args.seg_level else [mean]
         for p, r, f in rows:
             print(f"{float(p):.6f}\t{float(r):.6f}\t{float(f):.6f}")
     else:
         print(f"{hashcode} P: {mean[0]:.6f} R: {mean[1]:.6f} F1: {mean[2]:.6f}")
         if args.seg_level:
-            for p, r, f in zip(P, R, F):
+            for p, r, f in zip(P, R, F, strict=True):
                 print(f"{float(p):.6f}\t{float(r):.6f}\t{float(f):.6f}")
     return 0
 

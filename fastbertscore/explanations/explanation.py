@@ -114,8 +114,10 @@ def explain(
     if presence_threshold is None:
         presence_threshold = (RESCALED_THRESHOLDS if view.rescaled else THRESHOLDS)[level]
     P, R, F = (float(x[0]) for x in view.score([candidate], [reference]))
+    sim: torch.Tensor | None = None  # token level only
+    word_ids: tuple[list[int], list[int]] | None = None
     if level == "sentence":
-        cand_units, ref_units, sim, word_ids = *_sentence_units(view, candidate, reference), None
+        cand_units, ref_units = _sentence_units(view, candidate, reference)
     else:
         cand_units, ref_units, sim, word_ids = _token_units(view, candidate, reference, level)
     missing = [u for u in ref_units if u.similarity < presence_threshold]
@@ -141,7 +143,7 @@ class _View:
     def _pick(self, values: torch.Tensor) -> torch.Tensor:
         return values if self.layer is None else values[self.layer]
 
-    def score(self, cands: list[str], refs: list[str]):
+    def score(self, cands: list[str], refs: list[str]) -> tuple[torch.Tensor, ...]:
         """P, R, F (rescaled when the view rescales), each ``(N,)``."""
         result = self.scorer.score_result(cands, refs, batch_size=self.batch_size)
         return tuple(self._pick(x) for x in (result.scores if self.rescaled else result.raw))
@@ -159,7 +161,9 @@ class _View:
         return rescale(values, float(baseline[2]))
 
 
-def _token_units(scorer: _View, candidate: str, reference: str, level: str):
+def _token_units(
+    scorer: _View, candidate: str, reference: str, level: str
+) -> tuple[list[Unit], list[Unit], torch.Tensor | None, tuple[list[int], list[int]] | None]:
     cand, ref = (pieces(scorer.tokenizer, t, scorer.token_limit) for t in (candidate, reference))
     cand_emb, ref_emb = scorer.token_embeddings([cand.ids, ref.ids])
     full = scorer.rescale_similarity((cand_emb @ ref_emb.T).float().cpu())
@@ -169,7 +173,7 @@ def _token_units(scorer: _View, candidate: str, reference: str, level: str):
     ref_units = _side_units(reference, ref, full.T, c_keep, scorer, level)
     if level == "word":
         return _words(candidate, cand_units, cand, ref), _words(reference, ref_units, ref, cand), None, None
-    word_ids = ([cand.words[i] for i in c_keep], [ref.words[j] for j in r_keep])
+    word_ids = (_word_ids(cand), _word_ids(ref))
     return cand_units, ref_units, full[c_keep][:, r_keep], word_ids
 
 
@@ -197,12 +201,19 @@ def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int
 
 def _words(text: str, units: list[Unit], side: Pieces, other: Pieces) -> list[Unit]:
     """Merge the subword units of one side into words (word ids of its and the other side's non-special tokens)."""
-    return merge_words(
-        text,
-        units,
-        [w for w, sp in zip(side.words, side.special) if not sp],
-        [w for w, sp in zip(other.words, other.special) if not sp],
-    )
+    return merge_words(text, units, _word_ids(side), _word_ids(other))
+
+
+def _word_ids(side: Pieces) -> list[int]:
+    """The word id of each non-special token, in order (the units of :func:`_side_units`)."""
+    words = []
+    for word, special in zip(side.words, side.special, strict=True):
+        if special:
+            continue
+        if word is None:
+            raise ValueError("the tokenizer maps a token to no word; word-level explanations need its word ids")
+        words.append(word)
+    return words
 
 
 def merge_words(text: str, units: list[Unit], words: list[int], other_words: list[int]) -> list[Unit]:
@@ -210,14 +221,14 @@ def merge_words(text: str, units: list[Unit], words: list[int], other_words: lis
     the word of the best token's match. ``words[i]`` is unit ``i``'s word id, ``other_words`` the other side's
     (a token-level explanation's ``word_ids``)."""
     groups: dict[int, list[Unit]] = {}
-    for unit, word in zip(units, words):
+    for unit, word in zip(units, words, strict=True):
         groups.setdefault(word, []).append(unit)
     merged = []
     order = {w: k for k, w in enumerate(dict.fromkeys(other_words))}
     for group in groups.values():
         total = sum(u.weight for u in group)
         shares = [u.weight / total for u in group] if total > 0 else [1 / len(group)] * len(group)
-        sim = sum(s * u.similarity for s, u in zip(shares, group))
+        sim = sum(s * u.similarity for s, u in zip(shares, group, strict=True))
         top = max(group, key=lambda u: u.similarity)
         match = order.get(other_words[top.match]) if top.match is not None else None
         start, end = min(u.start for u in group), max(u.end for u in group)
@@ -242,7 +253,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _sentence_units(scorer: _View, candidate: str, reference: str):
+def _sentence_units(scorer: _View, candidate: str, reference: str) -> tuple[list[Unit], list[Unit]]:
     """Each sentence's score against the whole other text: already rescaled (P and R baselines) when the scorer
     rescales."""
     c_spans, r_spans = split_sentences(candidate), split_sentences(reference)
@@ -261,7 +272,7 @@ def _sentence_units(scorer: _View, candidate: str, reference: str):
     ref_units = [
         Unit(reference[a:b], a, b, float(recall[j]), int(grid[:, j].argmax()), 1.0) for j, (a, b) in enumerate(r_spans)
     ]
-    return cand_units, ref_units, None
+    return cand_units, ref_units
 
 
 __all__ = ["RESCALED_THRESHOLDS", "THRESHOLDS", "Explanation", "Unit", "explain", "split_sentences"]

@@ -43,7 +43,7 @@ def _word_axis(text: str, units, word_ids: list[int], per_cell: int) -> _Axis:
     words = [k for k in range(len(units)) if k == 0 or word_ids[k] != word_ids[k - 1]]
     starts = words[::per_cell]
     ends = [*starts[1:], len(units)]
-    labels = [_span(text, units, a, b - 1) for a, b in zip(starts, ends)]
+    labels = [_span(text, units, a, b - 1) for a, b in zip(starts, ends, strict=True)]
     if per_cell == 1:
         return _Axis(labels, starts, "words")
     short = [label if len(label) <= GROUP_LABEL else label[: GROUP_LABEL - 1].rstrip() + "…" for label in labels]
@@ -65,8 +65,8 @@ def words_per_cell(rows: int, cols: int) -> tuple[int, int]:
     return k_rows, k_cols
 
 
-def _axes(e: Explanation) -> tuple[_Axis, _Axis]:
-    (c_ids, r_ids), cand, ref = e.word_ids, e.candidate_units, e.reference_units
+def _axes(e: Explanation, word_ids: tuple[list[int], list[int]]) -> tuple[_Axis, _Axis]:
+    (c_ids, r_ids), cand, ref = word_ids, e.candidate_units, e.reference_units
     if max(len(cand), len(ref)) <= TOKEN_AXES:
         return _token_axis(cand, c_ids), _token_axis(ref, r_ids)
     k_rows, k_cols = words_per_cell(_word_count(c_ids), _word_count(r_ids))
@@ -91,14 +91,14 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
         ValueError: the explanation is not token level.
         ImportError: matplotlib is missing (``pip install fastbertscore[plot]``).
     """
-    if explanation.similarity is None:
+    if explanation.similarity is None or explanation.word_ids is None:  # both are set at token level only
         raise ValueError("a heatmap needs a token-level explanation: explain(..., level='token')")
     try:
         # A bare Figure, not pyplot: pyplot keeps every figure alive until closed, which leaks in a server.
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - exercised only without matplotlib
         raise ImportError("the heatmap needs matplotlib: pip install 'fastbertscore[plot]'") from None
-    rows, cols = _axes(explanation)
+    rows, cols = _axes(explanation, explanation.word_ids)
     sim = _cells(explanation.similarity.numpy(), rows, cols)
     small = max(sim.shape) <= 40
     row_in, col_in, font = (0.45, 0.55, 10) if small else (0.2, 0.2, 7)

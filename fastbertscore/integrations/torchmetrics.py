@@ -52,6 +52,13 @@ class BERTScore(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+    # The states made by add_state (_STATES): a list of tensors while updating; a sync joins each into one tensor,
+    # which only compute() reads, through _cat.
+    pred_bytes: list[torch.Tensor]
+    pred_lengths: list[torch.Tensor]
+    ref_bytes: list[torch.Tensor]
+    ref_lengths: list[torch.Tensor]
+    ref_counts: list[torch.Tensor]
 
     def __init__(
         self,
@@ -161,7 +168,7 @@ class BERTScore(Metric):
 def _split(items, sizes: list[int]) -> list:
     """``items`` cut into consecutive pieces of ``sizes``."""
     ends = list(itertools.accumulate(sizes))
-    return [items[end - size : end] for size, end in zip(sizes, ends)]
+    return [items[end - size : end] for size, end in zip(sizes, ends, strict=True)]
 
 
 def _cat(state, dtype: torch.dtype) -> torch.Tensor:

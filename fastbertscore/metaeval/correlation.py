@@ -31,7 +31,7 @@ def surface_metrics(data: Judgments) -> dict[str, np.ndarray]:
     """Sentence chrF and SentBLEU (sacrebleu defaults, one reference) for every row."""
     import sacrebleu
 
-    pairs = list(zip(data.cands, data.refs))
+    pairs = list(zip(data.cands, data.refs, strict=True))
     return {
         "chrF": np.array([sacrebleu.sentence_chrf(c, [r]).score for c, r in tqdm(pairs, desc="chrF", leave=False)]),
         "SentBLEU": np.array(

@@ -50,7 +50,7 @@ class SystemAgreement:
 def test_sets(data: Judgments) -> list[TestSet]:
     """The groups of ``data`` as system × segment tables (systems with at least one judged row)."""
     by_group: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-    for i, (g, s, seg) in enumerate(zip(data.groups, data.systems, data.segments)):
+    for i, (g, s, seg) in enumerate(zip(data.groups, data.systems, data.segments, strict=True)):
         by_group[g][(s, seg)] = i
     out = []
     for name in sorted(by_group):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -16,6 +17,9 @@ from fastbertscore.pipeline.defaults import default_layer
 from fastbertscore.pipeline.loading import load_pretrained, load_weights, resolve_model_source
 from fastbertscore.pipeline.tokens import UNLIMITED
 from fastbertscore.validate import check_num_layers
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ class Encoder:
     Calling it returns ``(B, T, D)``, or ``(B, T, L + 1, D)`` with ``all_layers``.
     """
 
-    module: torch.nn.Module
+    module: torch.nn.Module  # a transformers model
     depth: int
     num_layers: int
     all_layers: bool
@@ -78,9 +82,14 @@ class Encoder:
         return next(self.module.parameters()).device
 
     @property
+    def config(self) -> PretrainedConfig:
+        """The model's transformers config (torch types a module's attributes only as ``Tensor | Module``)."""
+        return cast("PretrainedConfig", self.module.config)
+
+    @property
     def width(self) -> int:
         """Size of one token vector."""
-        config = self.module.config
+        config = self.config
         for name in ("hidden_size", "d_model", "dim", "emb_dim"):
             if isinstance(getattr(config, name, None), int):
                 return getattr(config, name)
@@ -177,7 +186,7 @@ def max_input_length(tokenizer, encoder: Encoder) -> int | None:
 
 def _absolute_positions(encoder: Encoder) -> int | None:
     """How many positions the model's absolute position embeddings cover; ``None`` for relative positions."""
-    config = encoder.module.config
+    config = encoder.config
     if config.model_type in _RELATIVE_POSITIONS or getattr(config, "position_biased_input", True) is False:
         return None
     positions = (

@@ -195,7 +195,7 @@ def _own_load_report():
     try:
         yield
     finally:
-        for hf_logger, level in zip(loggers, levels):
+        for hf_logger, level in zip(loggers, levels, strict=True):
             hf_logger.setLevel(level)
 
 

@@ -34,7 +34,7 @@ def tokenize(tokenizer, texts: list[str], max_length: int | None) -> Tokenized:
         at_limit = [i for i, seq in enumerate(ids) if len(seq) >= max_length]
         if at_limit:
             full = _encode(tokenizer, [stripped[i] for i in at_limit], None)
-            truncated = [i for i, seq in zip(at_limit, full) if len(seq) > max_length]
+            truncated = [i for i, seq in zip(at_limit, full, strict=True) if len(seq) > max_length]
     n_special = tokenizer.num_special_tokens_to_add(pair=False)
     content = [max(0, len(seq) - n_special) for seq in ids]
     return Tokenized(ids, content, truncated)
@@ -64,8 +64,11 @@ def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
         verbose=False,
     )
     special = [bool(flag) for flag in enc["special_tokens_mask"]]
-    spans = [(0, 0) if sp else (start + shift, end + shift) for (start, end), sp in zip(enc["offset_mapping"], special)]
-    words = [None if sp else w for w, sp in zip(enc.word_ids(), special)]
+    spans = [
+        (0, 0) if sp else (start + shift, end + shift)
+        for (start, end), sp in zip(enc["offset_mapping"], special, strict=True)
+    ]
+    words = [None if sp else w for w, sp in zip(enc.word_ids(), special, strict=True)]
     return Pieces(list(enc["input_ids"]), spans, words, special)
 
 

@@ -55,13 +55,14 @@ def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Set
     width = max(shard_bounds(n, world, r)[1] - shard_bounds(n, world, r)[0] for r in range(world))
     padded = torch.zeros((width, 3), dtype=torch.float32)
     padded[: hi - lo] = local
-    gathered = [torch.zeros_like(padded) for _ in range(world)] if to == "all" or rank == 0 else None
+    if to != "all" and rank != 0:
+        dist.gather(padded, None, dst=0, group=group)  # only rank 0 receives
+        return None
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
     if to == "all":
         dist.all_gather(gathered, padded, group=group)
     else:
         dist.gather(padded, gathered, dst=0, group=group)
-        if rank != 0:
-            return None
     parts = [gathered[r][: shard_bounds(n, world, r)[1] - shard_bounds(n, world, r)[0]] for r in range(world)]
     scores = torch.cat(parts)
     return scores[:, 0], scores[:, 1], scores[:, 2]
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     cuda = torch.cuda.is_available()
     dist.init_process_group("nccl" if cuda else "gloo")
     try:
-        local = int(os.environ.get("LOCAL_RANK", 0))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
         device = f"cuda:{local % torch.cuda.device_count()}" if cuda else "cpu"
         cands, refs = read_lines(args.cand), read_lines(args.ref)
         out = score_distributed(cands, refs, to="rank0", settings=from_arguments(args, device=device))

@@ -47,6 +47,11 @@ class PairScorer:
         num_docs: int | None = None,
         **scorer_kwargs,
     ):
+        if (doc_freq is None) != (num_docs is None):
+            raise ValueError(
+                "PairScorer: doc_freq= and num_docs= go together (both from reference_document_frequencies), "
+                f"got doc_freq={'None' if doc_freq is None else 'counts'} and num_docs={num_docs!r}"
+            )
         import ray
 
         self.columns = candidate_column, reference_column
@@ -56,7 +61,7 @@ class PairScorer:
             if cpus:
                 torch.set_num_threads(max(1, int(cpus)))
         self.scorer = BERTScorer(idf=doc_freq is not None, **scorer_kwargs)
-        if doc_freq is not None:
+        if doc_freq is not None and num_docs is not None:
             self.scorer.set_document_frequencies(
                 torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64), int(num_docs)
             )
@@ -147,7 +152,7 @@ def score_with_ray(
     pairs = check_pairs(cands, refs)
     rows = [
         {"row": i, "candidate": c, "reference": r if isinstance(r, str) else list(r)}
-        for i, (c, r) in enumerate(zip(cands, refs))
+        for i, (c, r) in enumerate(zip(cands, refs, strict=True))
     ]
     scored = score_ray_dataset(
         ray.data.from_items(rows),
@@ -200,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     P, R, F = score_with_ray(
         cands,
         refs,
-        idf=settings.idf,
+        idf=settings.idf is True,  # --idf is a flag: True or False, never a mapping
         batch_size=args.ray_batch_size,
         concurrency=args.concurrency,
         num_gpus=args.num_gpus,

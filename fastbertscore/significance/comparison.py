@@ -45,8 +45,8 @@ class SystemScore:
         return "" if self.p_value is None else f"{self.p_value:.4f}{'*' if self.p_value < SIGNIFICANT else ''}"
 
     def to_dict(self) -> dict:
-        out = dict(zip(COLUMNS, self.scores))
-        out.update({f"{name}_ci": ci.half_width for name, ci in zip(COLUMNS, self.intervals)})
+        out: dict[str, float | None] = dict(zip(COLUMNS, self.scores, strict=True))
+        out.update({f"{name}_ci": ci.half_width for name, ci in zip(COLUMNS, self.intervals, strict=True)})
         out["p_value"] = self.p_value
         return out
 
@@ -97,7 +97,9 @@ class Comparison:
         rows = []
         for k, s in enumerate(self.systems):
             row = [f"Baseline: {s.name}" if k == 0 else s.name]
-            row += [f"{x:.4f} ({ci.mean:.4f} ± {ci.half_width:.4f})" for x, ci in zip(s.scores, s.intervals)]
+            row += [
+                f"{x:.4f} ({ci.mean:.4f} ± {ci.half_width:.4f})" for x, ci in zip(s.scores, s.intervals, strict=True)
+            ]
             if self.test is not None:
                 row.append(s.marked_p_value)
             rows.append(row)
@@ -108,7 +110,9 @@ class Comparison:
         header, rows = self._rows()
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         line = "-+-".join("-" * w for w in widths)
-        fmt = lambda r: " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        fmt = lambda r: " | ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
         return "\n".join([fmt(header), line, *map(fmt, rows), "", *self._notes()]) + "\n"
 
     def to_markdown(self) -> str:
@@ -165,7 +169,8 @@ def compare(
         ('A', True)
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
-    n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES.get(test, 1000)
+    # Without a test, n_samples counts the resamples of the intervals, as with "bs".
+    n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]
     if scorer is not None and settings:
         raise TypeError(f"compare() takes either scorer= or settings options, not both (got {', '.join(settings)})")
     options = scorer.settings if scorer is not None else Settings.from_options("compare()", settings)
@@ -182,21 +187,22 @@ def compare(
         baseline_indices = bootstrap_indices(n, AR_CONFIDENCE_SAMPLES, seed)  # sacrebleu draws it afresh
     else:
         system_indices = baseline_indices = bootstrap_indices(n, n_samples, seed)
-    randomization = paired_randomization(segments[0, 2], segments[1:, 2], masks) if test == "ar" else None
+    # p-values of systems 1.. against the baseline (system 0) on F1, under approximate randomization.
+    randomization = paired_randomization(segments[0, 2], segments[1:, 2], masks) if test == "ar" else []
     # Each system's P, R and F resampled once: for its intervals and, with "bs", its test (the indices are shared).
     resamples = [
         resampled_means(segments[k], baseline_indices if k == 0 else system_indices) for k in range(len(names))
     ]
     results = []
     for k, name in enumerate(names):
-        intervals = tuple(estimate_ci(resamples[k][c]) for c in range(3))
+        ci = [estimate_ci(resamples[k][c]) for c in range(3)]  # P, R, F
         p = None
         if k and test == "bs":
             p = paired_bootstrap(segments[0, 2], segments[k, 2], resamples[0][2], resamples[k][2])
         elif k and test == "ar":
             p = randomization[k - 1]
-        scores = tuple(float(segments[k, c].mean()) for c in range(3))
-        results.append(SystemScore(name, scores, intervals, p))
+        mean = [float(segments[k, c].mean()) for c in range(3)]
+        results.append(SystemScore(name, (mean[0], mean[1], mean[2]), (ci[0], ci[1], ci[2]), p))
     return Comparison(
         tuple(results),
         test,

@@ -29,7 +29,7 @@ def _corpus(tmp_path: Path) -> Path:
 
 def test_build_is_deterministic_and_equals_a_direct_computation(tiny_model, tmp_path):
     model, corpus = tiny_model("bert"), _corpus(tmp_path)
-    kwargs = dict(name="acme/tiny-bert", pairs=90, seed=3, block=40, verbose=False)
+    kwargs = {"name": "acme/tiny-bert", "pairs": 90, "seed": 3, "block": 40, "verbose": False}
     first = build(model, "en", corpus, tmp_path / "a", **kwargs)
     second = build(model, "en", corpus, tmp_path / "b", **kwargs)
     assert first.read_bytes() == second.read_bytes()
@@ -96,20 +96,24 @@ def test_killed_build_resumes_to_the_same_numbers(tiny_model, tmp_path):
     ]
     cli = [sys.executable, "-m", "fastbertscore.cli.baseline", "build"]
     reference = subprocess.run(
-        [*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600
+        [*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600, check=False
     )
     assert reference.returncode == 0, reference.stderr[-2000:]
 
     out = tmp_path / "killed"
     checkpoint = out / ".en__acme__tiny.tsv.checkpoint.json"
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert json.loads(checkpoint.read_text())["done"] == 500
     assert not (out / "en" / "acme" / "tiny.tsv").exists()
 
-    resumed = subprocess.run([*cli, *args, "--out", str(out)], capture_output=True, text=True, timeout=600)
+    resumed = subprocess.run([*cli, *args, "--out", str(out)], capture_output=True, text=True, timeout=600, check=False)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"resuming from {checkpoint}: 500 pairs done" in resumed.stderr
     assert (out / "en/acme/tiny.tsv").read_bytes() == (tmp_path / "whole/en/acme/tiny.tsv").read_bytes()

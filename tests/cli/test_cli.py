@@ -57,7 +57,7 @@ def test_files_multi_reference_and_idf_text_output(files, capsys):
     lines = capsys.readouterr().out.splitlines()
     (P, R, F), hashcode = fb.score(
         cands,
-        [[r, c.upper()] for r, c in zip(refs, cands)],
+        [[r, c.upper()] for r, c in zip(refs, cands, strict=True)],
         model_type=MINILM,
         num_layers=3,
         idf=True,
@@ -88,6 +88,7 @@ def test_stdin_and_default_model(files):
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert f"using the embedded default model {MINILM}" in done.stderr
@@ -174,7 +175,7 @@ def test_env_prints_what_a_bug_report_needs(capsys):
 
 
 def _run(command: list[str]) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -298,5 +299,5 @@ def test_show_sentence_level_rescaled_lists_what_score_finds_missing(tmp_path, c
     printed = capsys.readouterr().out.split("missing: ")[1].splitlines()[0]
     r_sents = [ref[a:b] for a, b in split_sentences(ref)]
     recall = fb.score([cand] * len(r_sents), r_sents, model_type=MINILM, lang="en", rescale_with_baseline=True)[1]
-    expected = [s for s, r in zip(r_sents, recall.tolist()) if r < threshold]
+    expected = [s for s, r in zip(r_sents, recall.tolist(), strict=True) if r < threshold]
     assert printed == (" | ".join(expected) or "(none)")

@@ -87,7 +87,7 @@ def test_rescaled_similarities_use_the_f_baseline(tmp_path):
         baseline_path=str(baseline),
     )
     assert res.threshold == 0.3 and raw.threshold == 0.5
-    for a, b in zip(raw.reference_units, res.reference_units):
+    for a, b in zip(raw.reference_units, res.reference_units, strict=True):
         assert_close(b.similarity, (a.similarity - 0.4) / 0.6, fp32() / (1 - 0.4), "rescaled similarity")
 
 
@@ -121,19 +121,19 @@ def _sentence_scores(candidate: str, reference: str, **options):
 
 
 def test_rescaled_sentence_level_values_are_score_values_rescaled_once():
-    options = dict(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=True)
+    options = {"model_type": fb.DEFAULT_MODEL, "lang": "en", "rescale_with_baseline": True}
     e = explain(SENTENCE_CAND, SENTENCE_REF, level="sentence", **options)
     precision, recall = _sentence_scores(SENTENCE_CAND, SENTENCE_REF, **options)
     bounds = prf_bounds(baseline=fb.BERTScorer(**options).baseline_vals)
     assert_close([u.similarity for u in e.candidate_units], precision, float(bounds[0].max()), "sentence precision")
     assert_close([u.similarity for u in e.reference_units], recall, float(bounds[1].max()), "sentence recall")
-    expected_missing = [u.text for u, r in zip(e.reference_units, recall) if float(r) < e.threshold]
+    expected_missing = [u.text for u, r in zip(e.reference_units, recall, strict=True) if float(r) < e.threshold]
     assert [u.text for u in e.missing_spans] == expected_missing
 
 
 @pytest.mark.parametrize("level", ["token", "word", "sentence"])
 def test_an_all_layers_scorer_explains_its_own_layer(level):
-    options = dict(model_type=fb.DEFAULT_MODEL, num_layers=4, lang="en", rescale_with_baseline=True)
+    options = {"model_type": fb.DEFAULT_MODEL, "num_layers": 4, "lang": "en", "rescale_with_baseline": True}
     every = fb.BERTScorer(**options, all_layers=True)
     one = fb.BERTScorer(**options)
     e = explain(SENTENCE_CAND, SENTENCE_REF, level=level, scorer=every)

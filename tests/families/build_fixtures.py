@@ -17,6 +17,7 @@ It writes ``tests/data/families/tiny-<family>/``; the folders are committed, so 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import shutil
 import sys
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "tests" / "data" / "families"
 SHARED = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
 
-SIZE = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=37)
+SIZE = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 2, "intermediate_size": 37}
 LIMIT = 512  # the tokenizers' model_max_length, as most Hub checkpoints of these families report
 UNLIMITED = int(1e30)  # what transformers 4 reports for a tokenizer saved without a limit (DeBERTa-v3, XLNet, mT5)
 
@@ -41,7 +42,7 @@ def corpus() -> list[str]:
     if not SHARED.exists():
         sys.exit(f"needs {SHARED} (the shared WMT judgments) to train the tokenizers")
     with SHARED.open(encoding="utf-8", newline="") as f:
-        rows = [row for _, row in zip(range(4000), csv.DictReader(f, delimiter="\t"))]
+        rows = list(itertools.islice(csv.DictReader(f, delimiter="\t"), 4000))
     return [row["reference"] for row in rows] + [row["candidate"] for row in rows]
 
 
@@ -71,12 +72,12 @@ def sentencepiece_model(tmp: Path, *, t5_ids: bool = False, fairseq: bool = Fals
     text = tmp / "corpus.txt"
     text.write_text("\n".join(corpus()), encoding="utf-8")
     if t5_ids:
-        ids, symbols = dict(pad_id=0, eos_id=1, unk_id=2, bos_id=-1), []
+        ids, symbols = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}, []
     elif fairseq:
-        ids, symbols = dict(unk_id=0, bos_id=1, eos_id=2, pad_id=-1), []
+        ids, symbols = {"unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1}, []
     else:
         ids, symbols = (
-            dict(unk_id=0, bos_id=1, eos_id=2, pad_id=3),
+            {"unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": 3},
             ["<mask>", "<cls>", "<sep>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"],
         )
     spm.SentencePieceTrainer.train(
@@ -94,7 +95,7 @@ def sentencepiece_model(tmp: Path, *, t5_ids: bool = False, fairseq: bool = Fals
 
 def _tokenizer(family: str, tmp: Path):
     """The slow tokenizer of ``family`` (its fast twin is converted from it when saved)."""
-    lim = dict(model_max_length=LIMIT)
+    lim = {"model_max_length": LIMIT}
     if family in ("bert", "distilbert", "electra"):
         vocab = wordpiece_vocab(tmp, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
         cls = {"bert": T.BertTokenizer, "distilbert": T.DistilBertTokenizer, "electra": T.ElectraTokenizer}[family]
@@ -118,7 +119,7 @@ def _tokenizer(family: str, tmp: Path):
         return T.DebertaTokenizer(vocab, merges, **lim)
     if family in ("t5", "mt5"):
         model = sentencepiece_model(tmp, t5_ids=True)
-        return T.T5Tokenizer(model, extra_ids=0, **(lim if family == "t5" else dict(model_max_length=UNLIMITED)))
+        return T.T5Tokenizer(model, extra_ids=0, **(lim if family == "t5" else {"model_max_length": UNLIMITED}))
     model = sentencepiece_model(tmp, fairseq=family in ("xlm-roberta", "camembert", "mbart"))
     if family == "deberta-v2":  # v3-style: the tokenizer reports no limit
         return T.DebertaV2Tokenizer(model, model_max_length=UNLIMITED)
@@ -215,19 +216,19 @@ def _model(family: str, tok):
             decoder_start_token_id=pad,
         )
         return model_cls(cfg)
-    seq2seq = dict(
-        d_model=32,
-        encoder_layers=3,
-        decoder_layers=1,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=37,
-        decoder_ffn_dim=37,
-        pad_token_id=pad,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        vocab_size=n,
-    )
+    seq2seq = {
+        "d_model": 32,
+        "encoder_layers": 3,
+        "decoder_layers": 1,
+        "encoder_attention_heads": 2,
+        "decoder_attention_heads": 2,
+        "encoder_ffn_dim": 37,
+        "decoder_ffn_dim": 37,
+        "pad_token_id": pad,
+        "bos_token_id": tok.bos_token_id,
+        "eos_token_id": tok.eos_token_id,
+        "vocab_size": n,
+    }
     if family == "bart":  # facebook/bart-large is a BartModel checkpoint
         return T.BartModel(T.BartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
     if family == "mbart":

@@ -134,7 +134,7 @@ print(json.dumps(out))
 
 @pytest.mark.slow
 def test_evaluates_distributed_mode_gives_process_zero_the_whole_result(mt_pairs, tmp_path):
-    cands, refs = mt_pairs[0][:9], [[r, c] for r, c in zip(mt_pairs[1][:9], mt_pairs[0][1:10])]
+    cands, refs = mt_pairs[0][:9], [[r, c] for r, c in zip(mt_pairs[1][:9], mt_pairs[0][1:10], strict=True)]
     env = {**os.environ, "HF_EVALUATE_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     procs = [
         subprocess.Popen(

@@ -54,8 +54,8 @@ def test_correlations_equal_scipy(report, data):
 
 
 def test_chrf_and_sentbleu_match_sacrebleu(report, data):
-    chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(data.cands, data.refs)]
-    bleu = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(data.cands, data.refs)]
+    chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(data.cands, data.refs, strict=True)]
+    bleu = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(data.cands, data.refs, strict=True)]
     group = data.groups[0]
     assert report.metrics["chrF"][group].kendall == pytest.approx(
         stats.kendalltau(chrf, data.human).statistic, abs=fp64(len(chrf))

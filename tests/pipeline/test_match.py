@@ -36,7 +36,7 @@ def test_padding_never_matches_even_when_all_similarities_are_negative():
     cand = torch.nan_to_num(cand)
     cand_mask = torch.tensor([[True, False]])
     ref = normalize(torch.tensor([[[-1.0, 0.1]]]))
-    P, R, F = greedy_match(
+    P, R, _F = greedy_match(
         cand, cand_mask, torch.tensor([[1.0, 0.0]]), ref, torch.ones(1, 1, dtype=torch.bool), torch.ones(1, 1)
     )
     assert P.item() < 0 and R.item() < 0  # bert-score would clamp these to 0 in a padded batch

@@ -34,7 +34,7 @@ def test_pieces_keep_the_ids_and_point_into_the_original_text(tokenizer):
     text = "  The cat sat on the mat."
     got = pieces(tokenizer, text, 512)
     assert got.ids == tokenize(tokenizer, [text], 512).ids[0]
-    words = [text[a:b] for (a, b), special in zip(got.spans, got.special) if not special]
+    words = [text[a:b] for (a, b), special in zip(got.spans, got.special, strict=True) if not special]
     assert words == ["the", "cat", "sat", "on", "the", "mat", "."] or [w.lower() for w in words] == [
         "the",
         "cat",

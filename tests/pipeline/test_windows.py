@@ -57,7 +57,7 @@ def test_short_inputs_are_identical_in_every_mode(minilm_path, mt_pairs, mode):
     ours = fb.score(cands, refs, model_type=minilm_path, num_layers=3, long_inputs=mode, idf=True)
     plain = fb.score(cands, refs, model_type=minilm_path, num_layers=3, idf=True)
     reference = bert_score.score(cands, refs, model_type=minilm_path, num_layers=3, idf=True)
-    assert all(torch.equal(a, b) for a, b in zip(ours, plain))
+    assert all(torch.equal(a, b) for a, b in zip(ours, plain, strict=True))
     assert_scores_close(ours, reference)
 
 
@@ -72,9 +72,9 @@ def test_stitching_gives_one_embedding_per_token(window_scorer):
 def test_two_copies_of_a_text_score_like_the_text_itself(window_scorer):
     doc = TEXT * 6  # ~ 300 tokens: two copies exceed 512
     assert len(window_scorer.tokenizer(doc + " " + doc)["input_ids"]) > window_scorer.max_length
-    P, R, F = window_scorer.score([doc + " " + doc], [doc])
+    _P, R, F = window_scorer.score([doc + " " + doc], [doc])
     assert R.item() > 0.97 and F.item() > 0.95
-    P2, R2, F2 = window_scorer.score([doc + " " + doc], [doc + " " + doc])
+    _P2, _R2, F2 = window_scorer.score([doc + " " + doc], [doc + " " + doc])
     tokens = len(window_scorer.tokenizer(doc + " " + doc)["input_ids"])
     assert_close(F2, torch.ones(1), prf_bounds(tokens=tokens)[2], "F of identical long texts")
 

@@ -44,7 +44,7 @@ def test_multi_reference_with_idf(cluster, mt_pairs):
 def test_dataset_keeps_its_columns_and_the_file_helper_writes_in_order(cluster, mt_pairs, tmp_path):
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
     ds = ray.data.from_items(
-        [{"id": f"doc-{i}", "candidate": c, "reference": r} for i, (c, r) in enumerate(zip(cands, refs))]
+        [{"id": f"doc-{i}", "candidate": c, "reference": r} for i, (c, r) in enumerate(zip(cands, refs, strict=True))]
     )
     rows = score_ray_dataset(ds, batch_size=4, concurrency=1, num_cpus=1, model_type=MINILM, num_layers=4).take_all()
     assert sorted(r["id"] for r in rows) == [f"doc-{i}" for i in range(6)]
@@ -53,7 +53,9 @@ def test_dataset_keeps_its_columns_and_the_file_helper_writes_in_order(cluster, 
     assert_close([row["f1"] for row in by_id], F, prf_bounds()[2], "F1 of the dataset rows")
 
     pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("candidate\treference\n" + "".join(f"{c}\t{r}\n" for c, r in zip(cands, refs)), encoding="utf-8")
+    pairs.write_text(
+        "candidate\treference\n" + "".join(f"{c}\t{r}\n" for c, r in zip(cands, refs, strict=True)), encoding="utf-8"
+    )
     out = tmp_path / "scores.tsv"
     assert (
         main(

@@ -59,7 +59,7 @@ def sacrebleu_paired(result: fb.Comparison, test: str, n_samples: int, monkeypat
     _, scores = sacre.PairedTest(
         named, {"F1": SegmentMean(table)}, None, test_type=test, n_samples=n_samples, **extra
     )()
-    return {name: (r.score, r.mean, r.ci, r.p_value) for name, r in zip(scores["System"], scores["F1"])}
+    return {name: (r.score, r.mean, r.ci, r.p_value) for name, r in zip(scores["System"], scores["F1"], strict=True)}
 
 
 @pytest.fixture(scope="module")
