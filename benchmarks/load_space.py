@@ -234,13 +234,17 @@ def run(args, app, url, data, tmp, Client, handle_file, fb, torch) -> str:
     lines = [
         "# Space load test",
         "",
-        f"`python benchmarks/load_space.py --users {args.users} --requests {args.requests}` on {cpu_name()} "
-        f"({platform.machine()}, torch capability {torch.backends.cpu.get_cpu_capability()}), {os.cpu_count()} cores, "
-        f"{time.strftime('%Y-%m-%d')}; app.py with queue concurrency 2, default model.",
+        (
+            f"`python benchmarks/load_space.py --users {args.users} --requests {args.requests}` on {cpu_name()} "
+            f"({platform.machine()}, torch capability {torch.backends.cpu.get_cpu_capability()}), "
+            f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; app.py with queue concurrency 2, default model."
+        ),
         "",
-        f"- Requests: {total} from {args.users} concurrent gradio_client users in {elapsed:.0f} s "
-        f"({total / elapsed:.1f} requests/s); **failed: {len(failures)}**; answers differing from the engine "
-        f"(> 1e-5): {len(wrong)}.",
+        (
+            f"- Requests: {total} from {args.users} concurrent gradio_client users in {elapsed:.0f} s "
+            f"({total / elapsed:.1f} requests/s); **failed: {len(failures)}**; answers differing from the engine "
+            f"(> 1e-5): {len(wrong)}."
+        ),
         f"- App RSS: cold {cold:.0f} MB · after the refusals {after_refusals:.0f} MB · after warm-up {warm:.0f} MB · "
         f"at the end {end:.0f} MB; during the load (requests done: MB): "
         + ", ".join(f"{n}: {mb:.0f}" for n, mb in samples)
