@@ -104,24 +104,27 @@ class Embedder:
         progress=None,
         budget: Budget | None = None,
     ) -> dict[int, torch.Tensor]:
-        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``), through the cache when there is one."""
+        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``) on the encoder's device, through the
+        cache when there is one: caches keep host copies, and a hit is handed back on the encoder's device."""
         budget = budget or self.budget(batch_size)
-        kwargs = dict(
-            pad_id=pad_id_of(self.tokenizer),
-            batch_size=budget.batch_size,
-            max_tokens=budget.max_tokens,
-            window=self.active_window,
-        )
+        kwargs = {
+            "pad_id": pad_id_of(self.tokenizer),
+            "batch_size": budget.batch_size,
+            "max_tokens": budget.max_tokens,
+            "window": self.active_window,
+        }
         if self.cache is None:
             return embed(self.encoder, ids, wanted, progress=progress, **kwargs)
+        device = self.encoder.device
         found = {u: self.cache.get(ids[u]) for u in wanted}
+        hits = {u: e.to(device) for u, e in found.items() if e is not None}
         missing = [u for u, e in found.items() if e is None]
         if progress is not None:
-            progress.update(len(wanted) - len(missing))
+            progress.update(len(hits))
         fresh = embed(self.encoder, ids, missing, progress=progress, **kwargs)
         for u, e in fresh.items():
             self.cache.put(ids[u], e)
-        return {**{u: e for u, e in found.items() if e is not None}, **fresh}
+        return {**hits, **fresh}
 
 
 def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:
