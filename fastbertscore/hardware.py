@@ -135,6 +135,23 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return resolved
 
 
+def free_device_memory(device) -> int:
+    """Bytes free for new work on ``device``: on CUDA the device's free memory plus what torch holds cached but
+    unused there; on the CPU (and any other device) the host's available RAM (``MemAvailable``, else free pages)."""
+    parsed = torch.device(device)
+    if parsed.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(parsed)
+        return int(free + torch.cuda.memory_reserved(parsed) - torch.cuda.memory_allocated(parsed))
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
 def describe() -> dict[str, object]:
     """What a bug report needs: versions, CPU, accelerators, and what ``dtype="auto"`` resolves to on each device."""
     import tokenizers
