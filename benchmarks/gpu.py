@@ -1,137 +1,168 @@
-"""The encoder on a GPU: bert-score 0.3.13, torchmetrics and fastbertscore (fp32, bf16, fp16) side by side.
+"""fastbertscore on a GPU: parity with the CPU, speed against bert-score 0.3.13, memory, bf16 error, the ceiling.
 
-    python benchmarks/gpu.py                                  # on a CUDA machine: both shapes, 600/10k/100k pairs
-    python benchmarks/gpu.py --models roberta-large --pairs 600,10000
-    python benchmarks/gpu.py --device cpu --pairs 50          # dry run of the whole procedure on a CPU
+Run by ``benchmarks/gpu_run.sh`` (two commands of at most 9 minutes each on the lent GPU machine):
 
-Encoders are random-weight models built from real configs (nothing can be downloaded on the lent GPU machine):
-a roberta-large shape (24 layers, width 1024, scored at layer 17) and a deberta-xlarge shape (48 layers, width
-1024, layer 40), with a byte-level BPE tokenizer trained on the shared MT data. Every contender is loaded once,
-in one process; rounds alternate the contenders. Reported: pairs/s, peak GPU memory, max |ΔF| against bert-score
-and against our fp32, and the share of the GPU's dense bf16 peak that the encoder's FLOPs (counted from the real
-token counts of the distinct sentences) reach in each contender's time. Writes benchmarks/gpu_results.md.
+    python benchmarks/gpu.py --part 1 --data .gpu/human_judgments_toen.tsv --out "$OUT"
+    python benchmarks/gpu.py --part 2 --data .gpu/human_judgments_toen.tsv --out "$OUT"
+    python benchmarks/gpu.py --dry-run --out /tmp/dry     # the same steps on the CPU, tiny shapes and sizes
+
+Each part first prints versions, TF32 flags and the attention backend. Part 1: parity of GPU fp32 against CPU fp32
+on 2,000 real pairs (roberta-large shape), checked against the two-device bound of tests/tolerances.py; speed at
+10k pairs for both shapes, with the ceiling (end-to-end tokens/s against the bare encoder's on the same batches).
+Part 2: parity of the MiniLM shape, then speed at 100k pairs for both shapes. Encoders are random-weight
+models built from configs (nothing can be downloaded there): a roberta-large shape (24 layers, width 1024, scored
+at layer 17) and a MiniLM shape (6 layers, width 384, layer 6), with a byte-level BPE tokenizer trained on the
+pairs. Past the file's pairs, pairs repeat with a distinct numbered suffix on every text, so every text is new.
+Each contender (bert-score, ours exact, ours bf16) is loaded alone, so peak memory counts one model: the figure is
+the peak above the loaded model. Rows go to ``OUT/gpu_results.md`` and ``.json`` after each size.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gc
+import importlib.metadata
+import importlib.util
 import json
-import os
+import logging
 import platform
-import statistics
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
-#: Dense bf16 peak in FLOP/s by GPU name (vendor data sheets, SXM parts, without sparsity).
-BF16_PEAK = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12, "A10": 125e12}
+sys.path.insert(0, str(HERE.parent / "tests"))  # the tolerance policy: the one place a bound comes from
+DATA = HERE.parent / ".gpu" / "human_judgments_toen.tsv"
+
 SHAPES = {
-    "roberta-large": dict(kind="roberta", layers=24, width=1024, heads=16, layer=17),
-    "deberta-xlarge": dict(kind="deberta", layers=48, width=1024, heads=16, layer=40),
+    "roberta-large": {"layers": 24, "width": 1024, "heads": 16, "layer": 17},
+    "minilm": {"layers": 6, "width": 384, "heads": 12, "layer": 6},
 }
+TINY = {  # --dry-run: the same steps on shapes a CPU runs in seconds
+    "roberta-large": {"layers": 3, "width": 64, "heads": 4, "layer": 2},
+    "minilm": {"layers": 2, "width": 32, "heads": 2, "layer": 2},
+}
+PARTS = {  # (what, model, pairs) in the order they run
+    1: [("parity", "roberta-large", 2000), ("speed", "roberta-large", 10_000), ("speed", "minilm", 10_000)],
+    2: [("parity", "minilm", 2000), ("speed", "roberta-large", 100_000), ("speed", "minilm", 100_000)],
+}
+DRY = {1: [("parity", "roberta-large", 20), ("speed", "roberta-large", 30)], 2: [("speed", "minilm", 50)]}
+CEILING_UP_TO = 20_000  # the bare encoder is timed at 10k pairs (and in a dry run), not again at 100k
+DRY_ROWS = 40  # a dry run reads this many pairs, so 50 pairs goes past the file as 100k pairs does
+
+log = logging.getLogger("gpu")
 
 
-def _rows() -> list[dict]:
-    with DATA.open(encoding="utf-8", newline="") as f:
-        return [r for r in csv.DictReader(f, delimiter="\t") if r["candidate"].strip() and r["reference"].strip()]
+def read_pairs(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = [(r["candidate"], r["reference"]) for r in csv.DictReader(f, delimiter="\t")]
+    rows = [(c, r) for c, r in rows if c.strip() and r.strip()]
+    return rows[:limit] if limit else rows
 
 
-def workload(n: int) -> tuple[list[str], list[str]]:
-    rows = _rows()
-    unique = list(dict.fromkeys((r["candidate"], r["reference"]) for r in rows))
-    picked = unique[:n] if n <= len(unique) else [unique[i % len(unique)] for i in range(n)]
-    return [c for c, _ in picked], [r for _, r in picked]
+def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]]:
+    """``n`` pairs: the file's pairs in order, then again with `` (k)`` on every text of the k-th repeat."""
+    out = [pairs[i % len(pairs)] for i in range(n)]
+    tagged = [
+        (c, r) if i < len(pairs) else (f"{c} ({i // len(pairs)})", f"{r} ({i // len(pairs)})")
+        for i, (c, r) in enumerate(out)
+    ]
+    return [c for c, _ in tagged], [r for _, r in tagged]
 
 
-def build_model(name: str, root: Path) -> Path:
-    """A random-weight encoder of ``name``'s shape and a byte-level BPE tokenizer trained on the shared data."""
+def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path) -> Path:
+    """A random-weight RoBERTa-type encoder of ``shape`` and a byte-level BPE tokenizer trained on ``pairs``."""
     import torch
     import transformers
     from tokenizers import ByteLevelBPETokenizer
 
-    shape = SHAPES[name]
     folder = root / name
     if (folder / "config.json").exists():
         return folder
-    folder.mkdir(parents=True)
-    texts = [r["reference"] for r in _rows()] + [r["candidate"] for r in _rows()]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        texts, vocab_size=8000, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    )
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe.train_from_iterator([t for p in pairs for t in p], vocab_size=8000, min_frequency=2, special_tokens=specials)
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    tokenizer_class = transformers.RobertaTokenizer if shape["kind"] == "roberta" else transformers.DebertaTokenizer
-    tokenizer = tokenizer_class(vocab=trained["vocab"], merges=merges, add_prefix_space=True, model_max_length=512)
-    if len(tokenizer("The cat sat on the mat.")["input_ids"]) < 4:
-        raise RuntimeError(f"the trained tokenizer of {name} produced no content tokens")
-    # DeBERTa's tokenizer appends its own [CLS]/[SEP]/[PAD]... ids past the trained vocabulary.
-    common = dict(
+    tokenizer = transformers.RobertaTokenizer(
+        vocab=trained["vocab"], merges=merges, add_prefix_space=True, model_max_length=512
+    )
+    config = transformers.RobertaConfig(
         vocab_size=len(tokenizer),
         hidden_size=shape["width"],
         num_hidden_layers=shape["layers"],
         num_attention_heads=shape["heads"],
         intermediate_size=4 * shape["width"],
+        max_position_embeddings=514,
+        type_vocab_size=1,
         pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-        eos_token_id=tokenizer.sep_token_id,
     )
-    if shape["kind"] == "roberta":
-        config = transformers.RobertaConfig(max_position_embeddings=514, type_vocab_size=1, **common)
-    else:
-        config = transformers.DebertaConfig(
-            max_position_embeddings=512,
-            relative_attention=True,
-            pos_att_type=["c2p", "p2c"],
-            max_relative_positions=-1,
-            position_biased_input=False,
-            type_vocab_size=0,
-            **common,
-        )
     torch.manual_seed(0)
     transformers.AutoModel.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
 
-def encoder_flops(tokenizer, texts: list[str], layers: int, width: int) -> float:
-    """Forward FLOPs of ``layers`` layers over each distinct text's real tokens: 24·n·d² for the projections and
-    the 4d-wide MLP, 4·n²·d for attention scores and their use."""
-    flops = 0.0
-    for ids in tokenizer(sorted(set(texts)), truncation=True, max_length=512)["input_ids"]:
-        n = len(ids)
-        flops += layers * (24 * n * width**2 + 4 * n**2 * width)
-    return flops
-
-
-def contenders(folder: Path, layer: int, device: str) -> dict:
-    """Each contender loaded once: name -> callable (cands, refs) -> F on the CPU."""
-    import bert_score
+def environment(device: str) -> dict:
+    """Versions, TF32 flags (as the legacy and the current API read them) and the attention backend."""
     import torch
-    from torchmetrics.text.bert import BERTScore
+    import transformers
 
-    import fastbertscore as fb
+    import fastbertscore
 
-    out = {}
-    reference = bert_score.BERTScorer(model_type=str(folder), num_layers=layer, device=device)
-    out["bert-score"] = lambda c, r: reference.score(c, r)[2].cpu()
-    metric = BERTScore(model_name_or_path=str(folder), num_layers=layer, device=device, max_length=512)
+    def read(get):
+        try:
+            return get()
+        except (RuntimeError, AttributeError) as error:
+            return f"unreadable ({str(error)[:60]})"
 
-    def torchmetrics_f(c, r):
-        metric.reset()
-        metric.update(c, r)
-        return torch.as_tensor(metric.compute()["f1"]).cpu()
+    info = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "fastbertscore": fastbertscore.__version__,
+        "bert_score": _bert_score() and importlib.metadata.version("bert-score"),  # its __version__ says 0.3.12
+        "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})",
+        "cuda": torch.version.cuda,
+        "float32 matmul precision": read(torch.get_float32_matmul_precision),
+        "cuda.matmul.allow_tf32": read(lambda: torch.backends.cuda.matmul.allow_tf32),
+        "cudnn.allow_tf32": read(lambda: torch.backends.cudnn.allow_tf32),
+        "cuda.matmul.fp32_precision": read(lambda: torch.backends.cuda.matmul.fp32_precision),
+        "cudnn.conv.fp32_precision": read(lambda: torch.backends.cudnn.conv.fp32_precision),
+        "sdpa flash / mem-efficient / math / cudnn": [
+            read(torch.backends.cuda.flash_sdp_enabled),
+            read(torch.backends.cuda.mem_efficient_sdp_enabled),
+            read(torch.backends.cuda.math_sdp_enabled),
+            read(torch.backends.cuda.cudnn_sdp_enabled),
+        ],
+    }
+    for key, value in info.items():
+        print(f"{key}: {value}", flush=True)
+    return info
 
-    out["torchmetrics"] = torchmetrics_f
-    dtypes = ["float32", "bfloat16", "float16"] if device.startswith("cuda") else ["float32", "auto"]
-    for dtype in dtypes:
-        scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
-        out[f"fastbertscore-{dtype}"] = (lambda s: lambda c, r: s.score(c, r)[2].cpu())(scorer)
-    return out
+
+def _bert_score():
+    """bert-score 0.3.13. It imports matplotlib and pandas at the top, for plots and baseline files these runs
+    never use: where the image lacks them, empty stand-ins let its scoring code import (the log says so)."""
+    stand_ins = {
+        "matplotlib": ["matplotlib", "matplotlib.pyplot"],
+        "mpl_toolkits": ["mpl_toolkits", "mpl_toolkits.axes_grid1"],
+        "pandas": ["pandas"],
+    }
+    for root, names in stand_ins.items():
+        if root in sys.modules or importlib.util.find_spec(root) is not None:
+            continue
+        log.warning("%s is not installed: bert-score's import of it gets an empty stand-in (plots only)", root)
+        for name in names:
+            module = types.ModuleType(name)
+            module.make_axes_locatable = None  # type: ignore[attr-defined]
+            sys.modules[name] = module
+    import bert_score
+
+    return bert_score
 
 
 def _sync(device: str) -> None:
@@ -141,110 +172,230 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure(name: str, sizes: list[int], device: str, rounds: int, root: Path) -> list[dict]:
+def _timed(device: str, run) -> tuple[float, object, float]:
+    """Seconds, result, and peak device memory in MB above what was allocated before (0 on the CPU)."""
     import torch
-    from transformers import AutoTokenizer
 
-    shape = SHAPES[name]
-    folder = build_model(name, root)
-    runs = contenders(folder, shape["layer"], device)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    warm_c, warm_r = workload(32)
-    for run in runs.values():
-        run(warm_c[::-1], warm_r)
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+    _sync(device)
+    start = time.perf_counter()
+    result = run()
+    _sync(device)
+    seconds = time.perf_counter() - start
+    peak = (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else 0.0
+    return seconds, result, peak
+
+
+def _free(device: str) -> None:
+    import torch
+
+    import fastbertscore as fb
+
+    fb.clear_model_cache()
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+
+
+def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, int]:
+    """The encoder alone over the same length-sorted batches the scorer makes: seconds and real tokens."""
+    import torch
+
+    from fastbertscore import hardware
+    from fastbertscore.pipeline.embed import length_batches, pad_id_of
+
+    embedder = scorer.embedder
+    ids = embedder.tokenizer(sorted(set(texts)), truncation=True, max_length=embedder.max_length)["input_ids"]
+    lengths = [len(x) for x in ids]
+    order = sorted(range(len(ids)), key=lambda i: -lengths[i])
+    budget = embedder.budget(64)
+    batches = []
+    for batch in length_batches(lengths, order, budget.batch_size, budget.max_tokens):
+        width = lengths[batch[0]]
+        input_ids = torch.full((len(batch), width), pad_id_of(embedder.tokenizer), dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, i in enumerate(batch):
+            input_ids[row, : lengths[i]] = torch.tensor(ids[i])
+            mask[row, : lengths[i]] = 1
+        batches.append((input_ids.to(device), mask.to(device)))
+    with torch.inference_mode(), hardware.exact_float32():
+        seconds, _, _ = _timed(device, lambda: [embedder.encoder(a, m) for a, m in batches])
+    return seconds, sum(lengths)
+
+
+def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str], device: str) -> list[dict]:
+    """bert-score exact, ours exact and ours bf16, each loaded alone, on the same pairs: one row each."""
+    import torch
+
+    import fastbertscore as fb
+    from fastbertscore import hardware
+
+    bert_score = _bert_score()
+    distinct = len(set(cands) | set(refs))
+    warm = (cands[:64], refs[:64])
+    results: dict[str, tuple[float, torch.Tensor, float]] = {}
+    with hardware.exact_float32():  # bert-score exact too: the same float32 as ours
+        reference = bert_score.BERTScorer(model_type=str(folder), num_layers=layer, device=device)
+        reference.score(*warm)
+        results["bert-score"] = _timed(device, lambda s=reference: s.score(cands, refs)[2].float().cpu())
+    del reference
+    _free(device)
     rows = []
-    for n in sizes:
-        cands, refs = workload(n)
-        flops = encoder_flops(tokenizer, cands + refs, shape["layer"], shape["width"])
-        times: dict[str, list[float]] = {c: [] for c in runs}
-        peaks: dict[str, int] = {}
-        scores = {}
-        for _ in range(rounds):
-            for contender, run in runs.items():
-                if device.startswith("cuda"):
-                    torch.cuda.empty_cache()
-                    torch.cuda.reset_peak_memory_stats()
-                _sync(device)
-                start = time.perf_counter()
-                scores[contender] = run(cands, refs).float()
-                _sync(device)
-                times[contender].append(time.perf_counter() - start)
-                peaks[contender] = torch.cuda.max_memory_allocated() if device.startswith("cuda") else 0
-                print(f"{name} {n} {contender}: {times[contender][-1]:.2f} s", flush=True)
-        base = statistics.median(times["bert-score"])
-        peak = _bf16_peak(device)
-        for contender in runs:
-            seconds = statistics.median(times[contender])
-            rows.append(
-                {
-                    "model": name,
-                    "pairs": n,
-                    "contender": contender,
-                    "seconds": seconds,
-                    "pairs_per_s": n / seconds,
-                    "speedup": base / seconds,
-                    "peak_gpu_mb": peaks[contender] / 2**20,
-                    "dF_bert_score": float((scores[contender] - scores["bert-score"]).abs().max()),
-                    "dF_fp32": float((scores[contender] - scores["fastbertscore-float32"]).abs().max()),
-                    "peak_share": flops / seconds / peak if peak else None,
-                }
+    for dtype in ("float32", "bfloat16"):
+        ours = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
+        ours.score(*warm)
+        results[dtype] = _timed(device, lambda s=ours: s.score(cands, refs)[2].float().cpu())
+        if len(cands) <= CEILING_UP_TO:
+            bare, tokens = bare_encoder_seconds(ours, cands + refs, device)
+            rows.append({"dtype": dtype, "bare_tokens_per_s": tokens / bare, "tokens": tokens})
+        del ours
+        _free(device)
+    base, exact = results["bert-score"][0], results["float32"][1]
+    out = []
+    for contender, (seconds, f1, peak) in results.items():
+        extra = next((r for r in rows if r["dtype"] == contender), None)
+        row = {
+            "part": "speed",
+            "model": name,
+            "pairs": len(cands),
+            "distinct_texts": distinct,
+            "contender": contender if contender == "bert-score" else f"fastbertscore {contender}",
+            "seconds": seconds,
+            "pairs_per_s": len(cands) / seconds,
+            "x_bert_score": base / seconds,
+            "peak_mb_above_model": peak,
+            "max_dF_vs_exact": float((f1 - exact).abs().max()),
+        }
+        if extra is not None:
+            row["tokens_per_s"] = extra["tokens"] / seconds
+            row["bare_encoder_tokens_per_s"] = extra["bare_tokens_per_s"]
+            row["share_of_bare"] = row["tokens_per_s"] / extra["bare_tokens_per_s"]
+        out.append(row)
+    return out
+
+
+def parity(name: str, folder: Path, layer: int, shape: dict, cands, refs, device: str) -> list[dict]:
+    """Our fp32 on ``device`` against our fp32 on the CPU, held to the two-device bound of tests/tolerances.py."""
+    import torch
+    from tolerances import assert_scores_close, two_devices
+
+    import fastbertscore as fb
+
+    scores = {}
+    for where in (device, "cpu"):
+        scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=where)
+        scores[where] = [x.double().cpu() for x in scorer.score(cands, refs)]
+        tokens = max(len(x) for x in scorer.tokenizer(cands + refs)["input_ids"])
+        del scorer
+        _free(where)
+    bound = two_devices(shape["width"], layer, tokens=tokens)
+    try:  # the policy's own check: P and R within the bound, F within it times F's conditioning
+        assert_scores_close(scores[device], scores["cpu"], width=shape["width"], tokens=tokens, bound=bound)
+        within = True
+    except AssertionError as error:
+        log.warning("outside the two-device bound: %s", error)
+        within = False
+    (P, R, F), (p, r, f) = scores[device], scores["cpu"]
+    worst = {k: float((a - b).abs().max()) for k, a, b in (("P", P, p), ("R", R, r), ("F", F, f))}
+    return [
+        {
+            "part": "parity",
+            "model": name,
+            "pairs": len(cands),
+            "contender": f"fastbertscore float32, {device} vs cpu",
+            "max_dP": worst["P"],
+            "max_dR": worst["R"],
+            "max_dF": worst["F"],
+            "two_device_bound": bound,
+            "within_bound": within,
+            "all_finite": bool(torch.isfinite(F).all()),
+        }
+    ]
+
+
+def write(rows: list[dict], info: dict, out: Path) -> None:
+    """``gpu_results.json`` (everything) and ``gpu_results.md`` (one table per part), rewritten after each size."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gpu_results.json").write_text(json.dumps({"environment": info, "rows": rows}, indent=1, default=str))
+    lines = [
+        (
+            f"Measured on {info['device']}, torch {info['torch']}, transformers {info['transformers']}, "
+            f"{time.strftime('%Y-%m-%d')}. Random-weight encoders of real shapes: the bf16 error is measured on "
+            "random weights, not on a trained model."
+        ),
+        "",
+    ]
+    speed_rows = [r for r in rows if r["part"] == "speed"]
+    if speed_rows:
+        lines += [
+            (
+                "| model | pairs | distinct texts | contender | s | pairs/s | × bert-score | peak MB above model | "
+                "max ΔF vs exact (random weights) | tokens/s | bare encoder tokens/s | share |"
+            ),
+            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in speed_rows:
+            lines.append(
+                f"| {r['model']} | {r['pairs']} | {r['distinct_texts']} | {r['contender']} | "
+                f"{r['seconds']:.2f} | {r['pairs_per_s']:.0f} | {r['x_bert_score']:.2f} | "
+                f"{r['peak_mb_above_model']:.0f} | {r['max_dF_vs_exact']:.1e} | {_fmt(r, 'tokens_per_s', '.0f')} | "
+                f"{_fmt(r, 'bare_encoder_tokens_per_s', '.0f')} | {_fmt(r, 'share_of_bare', '.0%')} |"
             )
-    return rows
+    for r in (r for r in rows if r["part"] == "parity"):
+        lines += [
+            "",
+            (
+                f"Parity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "
+                f"|ΔR| {r['max_dR']:.1e}, |ΔF| {r['max_dF']:.1e}; two-device bound {r['two_device_bound']:.1e} "
+                f"(F: its conditioning): {'within' if r['within_bound'] else 'OUTSIDE'}."
+            ),
+        ]
+    (out / "gpu_results.md").write_text("\n".join(lines) + "\n")
 
 
-def _bf16_peak(device: str) -> float | None:
-    import torch
-
-    if not device.startswith("cuda"):
-        return None
-    name = torch.cuda.get_device_name(device)
-    return next((v for k, v in BF16_PEAK.items() if k in name), None)
+def _fmt(row: dict, key: str, spec: str) -> str:
+    return format(row[key], spec) if key in row else "–"
 
 
-def table(rows: list[dict], device: str, rounds: int) -> str:
-    import torch
-
-    where = (
-        torch.cuda.get_device_name(device)
-        if device.startswith("cuda")
-        else f"CPU ({platform.processor() or platform.machine()})"
-    )
-    head = (
-        f"Measured on {where}, torch {torch.__version__}, median of {rounds} alternating round(s), "
-        f"{time.strftime('%Y-%m-%d')}. Random-weight encoders of real shapes; real MT pairs from ../shared/data. "
-        "`share`: encoder FLOPs (real tokens of the distinct sentences) per second over the GPU's dense bf16 peak.\n\n"
-        "| model | pairs | contender | s | pairs/s | × bert-score | peak GPU MB | max ΔF vs bert-score | max ΔF vs fp32 | share |\n"
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
-    )
-    fmt = lambda v, f: "–" if v is None else format(v, f)
-    return head + "".join(
-        f"| {r['model']} | {r['pairs']} | {r['contender']} | {r['seconds']:.2f} | {r['pairs_per_s']:.0f} | "
-        f"{r['speedup']:.2f} | {r['peak_gpu_mb']:.0f} | {r['dF_bert_score']:.1e} | {r['dF_fp32']:.1e} | "
-        f"{fmt(r['peak_share'], '.1%')} |\n"
-        for r in rows
-    )
-
-
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--models", default="roberta-large,deberta-xlarge")
-    parser.add_argument("--pairs", default="600,10000,100000")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--part", type=int, choices=[1, 2], help="which of the two commands (default: both)")
+    parser.add_argument("--dry-run", action="store_true", help="the same steps on the CPU, tiny shapes and sizes")
+    parser.add_argument("--data", type=Path, default=DATA, help="the WMT pairs (columns candidate, reference)")
+    parser.add_argument("--out", type=Path, default=HERE, help="folder for gpu_results.md and .json")
     parser.add_argument("--root", type=Path, help="where the built models go (default: a temporary folder)")
-    parser.add_argument("--out", type=Path, default=HERE / "gpu_results.md")
-    args = parser.parse_args()
-    if not DATA.exists():
-        print(f"benchmark data not found: {DATA}", file=sys.stderr)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if not args.data.exists():
+        print(f"pairs not found: {args.data} (bash benchmarks/gpu_run.sh pack copies them into .gpu/)", file=sys.stderr)
         return 2
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+
+    device = "cpu" if args.dry_run else "cuda"
+    if not args.dry_run and not torch.cuda.is_available():
+        print("no CUDA device here; --dry-run runs the same steps on the CPU", file=sys.stderr)
+        return 2
+    shapes, plan = (TINY, DRY) if args.dry_run else (SHAPES, PARTS)
+    pairs = read_pairs(args.data, DRY_ROWS if args.dry_run else None)
     root = args.root or Path(tempfile.mkdtemp(prefix="gpu-bench-"))
-    sizes = [int(x) for x in args.pairs.split(",")]
-    rows = []
-    for name in args.models.split(","):
-        rows += measure(name, sizes, args.device, args.rounds, root)
-        args.out.write_text(table(rows, args.device, args.rounds))
-    print(table(rows, args.device, args.rounds))
+    info = environment(device)
+    rows: list[dict] = []
+    for part in [args.part] if args.part else [1, 2]:
+        for what, name, n in plan[part]:
+            shape = shapes[name]
+            folder = build_model(name, shape, pairs, root)
+            cands, refs = workload(pairs, n)
+            log.info("part %d: %s, %s, %d pairs", part, what, name, n)
+            if what == "parity":
+                rows += parity(name, folder, shape["layer"], shape, cands, refs, device)
+            else:
+                rows += speed(name, folder, shape["layer"], cands, refs, device)
+            write(rows, info, args.out)
+    print((args.out / "gpu_results.md").read_text())
     return 0
 
 

@@ -45,7 +45,8 @@ def build_embedder(settings: Settings) -> Embedder:
     """The loaded model for ``settings``: the shared tokenizer and encoder (loaded once), run in the resolved
     precision, with the window, the caches and the token budget these settings ask for."""
     dtype, device = settings.resolved_dtype, settings.resolved_device
-    tokenizer, encoder, facts = _load(settings, device, _stored_weights(dtype, device))
+    hardware.check_exact_possible(dtype, device)
+    tokenizer, encoder, facts = _load(settings, device, stored_precision(dtype, device))
     encoder = replace(encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
     max_length = max_input_length(tokenizer, encoder)
     window = _window(tokenizer, max_length, settings.window_stride)
@@ -85,9 +86,14 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
     )
 
 
-def _stored_weights(dtype: str, device: str) -> str:
-    """Where bfloat16 is native on the CPU, the weights are stored in it too, not only autocast (issue 23)."""
-    on_cpu = torch.device(device).type == "cpu"
+def stored_precision(dtype: str, device: str) -> str:
+    """The precision the weights are stored in for a ``dtype`` run on ``device``: the run's own on a GPU (bfloat16
+    or float16, so no forward pass converts float32 weights again: about 0.9 GB of casts per batch for a large
+    model), bfloat16 on a CPU that computes it natively (issue 23), float32 otherwise (autocast does the rest)."""
+    kind = torch.device(device).type
+    if kind == "cuda" and dtype in ("bfloat16", "float16"):
+        return dtype
+    on_cpu = kind == "cpu"
     if dtype == "bfloat16" and on_cpu and not hardware.cpu_native_bf16():
         logger.warning(
             "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "

@@ -8,7 +8,10 @@ So "auto" asks the hardware, never guesses from the device type alone.
 from __future__ import annotations
 
 import logging
+import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache, lru_cache
 
 import torch
@@ -132,6 +135,23 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return resolved
 
 
+def free_device_memory(device) -> int:
+    """Bytes free for new work on ``device``: on CUDA the device's free memory plus what torch holds cached but
+    unused there; on the CPU (and any other device) the host's available RAM (``MemAvailable``, else free pages)."""
+    parsed = torch.device(device)
+    if parsed.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(parsed)
+        return int(free + torch.cuda.memory_reserved(parsed) - torch.cuda.memory_allocated(parsed))
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
 def describe() -> dict[str, object]:
     """What a bug report needs: versions, CPU, accelerators, and what ``dtype="auto"`` resolves to on each device."""
     import tokenizers
@@ -163,18 +183,73 @@ def describe() -> dict[str, object]:
     return info
 
 
-def available_memory(device: str | torch.device) -> int:
-    """Bytes a call may still use on ``device``: free GPU memory on CUDA (what the allocator could get now, its
-    own cached blocks included), else the host's available RAM (``MemAvailable``; 8 GiB where it cannot be read)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(device)
-        return int(free) + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+#: Set in NVIDIA's containers: cuBLAS then rounds float32 products to TF32 whatever torch's flags say.
+TF32_OVERRIDE = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
+
+
+def check_exact_possible(dtype: str, device: str) -> None:
+    """A ``ValueError`` where float32 cannot be exact: on a CUDA device while ``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE``
+    is set, which cuBLAS reads once per process and no flag of torch turns off."""
+    forced = os.environ.get(TF32_OVERRIDE, "").strip().lower() in ("1", "true", "yes", "y", "on")
+    if dtype == "float32" and forced and torch.device(device).type == "cuda":
+        raise ValueError(
+            f"dtype='float32' on {device}: {TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]} makes cuBLAS round float32 "
+            f"products to TF32, which cannot be turned off from inside; start Python with {TF32_OVERRIDE}=0 "
+            "for exact scores, or pass dtype='bfloat16'"
+        )
+
+
+#: The fp32 precision switches of torch's new API (torch >= 2.9), each a backend and an op: "tf32" or "bf16" there
+#: lets cuBLAS, cuDNN or oneDNN (on CPUs with AMX or AVX512-BF16) round float32 inputs to fewer mantissa bits.
+_FP32_SWITCHES = (
+    ("cuda", "matmul"),
+    ("cudnn", "conv"),
+    ("cudnn", "rnn"),
+    ("mkldnn", "matmul"),
+    ("mkldnn", "conv"),
+    ("mkldnn", "rnn"),
+)
+
+
+def _switch(backend: str, op: str):
+    return getattr(getattr(torch.backends, backend, None), op, None)
+
+
+def _legacy(read):
+    """A legacy flag's value, or ``None`` where torch refuses to read it (a mix of the legacy and new APIs)."""
     try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 8 << 30
+        return read()
+    except RuntimeError:
+        return None
+
+
+@contextmanager
+def exact_float32() -> Iterator[None]:
+    """Run the block with float32 matrix products and convolutions in full float32 (IEEE), on every device.
+
+    A process may have turned TF32 or bf16 rounding on for its own work: the HF Trainer's ``tf32=True``,
+    Lightning's ``torch.set_float32_matmul_precision("high")``, ``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE`` in NVIDIA's
+    containers, or ``torch.backends.mkldnn.matmul.fp32_precision`` on a CPU. Our scores are computed in float32
+    (the hash says so), so this turns those off for the block and restores the caller's settings afterwards.
+    The legacy switches are set through their own setters first (they keep the legacy and new states in step, so
+    nothing inside reads a mix), then every new-API switch is set to ``"ieee"``; on the way out the legacy values
+    come back first and the new-API values last, so both read as before. Torch's settings are process-wide: a
+    thread that runs float32 work of its own beside a scoring call sees full float32 meanwhile.
+    """
+    matmul = _legacy(torch.get_float32_matmul_precision)
+    cudnn = _legacy(lambda: torch.backends.cudnn.allow_tf32)
+    switches = [s for s in (_switch(b, op) for b, op in _FP32_SWITCHES) if hasattr(s, "fp32_precision")]
+    saved = [s.fp32_precision for s in switches]
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cudnn.allow_tf32 = False
+    for switch in switches:
+        switch.fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        if matmul is not None:
+            torch.set_float32_matmul_precision(matmul)
+        if cudnn is not None:
+            torch.backends.cudnn.allow_tf32 = cudnn
+        for switch, value in zip(switches, saved, strict=True):
+            switch.fp32_precision = value

@@ -12,9 +12,11 @@ from tolerances import (
     REDUCED_PAIR,
     assert_reduced_precision_close,
     assert_scores_close,
+    encoder,
     fp32,
     fp64,
     prf_bounds,
+    two_devices,
 )
 
 import fastbertscore as fb
@@ -53,6 +55,18 @@ def test_fp32_parity_fails_on_an_offset_and_on_a_wrong_pair(minilm_path, pairs):
     )  # each candidate, another reference
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(wrong, theirs)
+
+
+def test_two_device_bound_is_derived_and_fails_on_an_offset(minilm_path, pairs):
+    bound = two_devices(layers=4)  # MiniLM scored at layer 4: 5.5e-5
+    assert fp32() < bound < BREAK
+    assert bound == pytest.approx(2**0.5 * encoder(layers=4) + fp32())
+    cands, refs = pairs
+    ours = fb.score(cands, refs, model_type=minilm_path, num_layers=4)
+    theirs = bert_score.score(cands, refs, model_type=minilm_path, num_layers=4)
+    assert_scores_close(ours, theirs, bound=bound)
+    with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
+        assert_scores_close(_shifted(ours, BREAK), theirs, bound=bound)
 
 
 def test_rescaled_bound_fails_on_an_offset(minilm_path, pairs):

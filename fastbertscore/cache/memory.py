@@ -1,6 +1,7 @@
 """An in-memory LRU cache of sentence embeddings, so texts scored again (the references of every system in a
 multi-system evaluation) are not embedded again. It belongs to one BERTScorer, whose model, layer, precision
-and long-input mode are fixed, so a text's token ids are a complete key."""
+and long-input mode are fixed, so a text's token ids are a complete key. Entries are kept in host memory whatever
+device they were computed on; the embedder hands a hit back on its encoder's device."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ class EmbeddingCache:
         key = tuple(ids)
         if key in self._items:
             return
-        self._items[key] = embedding.clone()  # a slice would keep its whole batch alive
+        # A host copy: a GPU's memory is not spent on the cache, and a slice would keep its whole batch alive.
+        self._items[key] = embedding.detach().to("cpu", copy=True)
         self.bytes += size
         while self.bytes > self.max_bytes:
             _, old = self._items.popitem(last=False)

@@ -5,7 +5,8 @@ embedded as every other path does (:meth:`~fastbertscore.pipeline.embedder.Embed
 distinct text is embedded once. Similarities then come from large matrix products over blocks of length-sorted,
 padded texts, with masked max reductions per text, instead of N x M small matches. Padding never matches: every
 vector gets two extra coordinates so that a padded token's similarity is -1e4 inside the same product, and real
-pairs are unchanged (the extra terms are exact zeros). Each entry equals ``score([a[i]], [b[j]])``.
+pairs are unchanged (the extra terms are exact zeros). Each entry equals ``score([a[i]], [b[j]])``. Embeddings stay
+on the encoder's device, so a GPU runs the products too; each block's scores come back to the matrices on the CPU.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
+from fastbertscore import hardware
 from fastbertscore.pipeline.embedder import Embedder, Weights
 from fastbertscore.pipeline.match import f_measure
 from fastbertscore.pipeline.tokens import EMPTY_SCORES
@@ -54,8 +56,9 @@ def embed_texts(
     wanted = [k for k in range(len(texts)) if not empty[k]]
     with torch.inference_mode(), tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar:
         found = embedder.embed(tok.ids, wanted, batch_size=batch_size, progress=bar)
-    vectors = [found[k].float().cpu() if k in found else torch.zeros(0) for k in range(len(texts))]
-    return Embedded(vectors, normalised, empty)
+    device = embedder.encoder.device
+    vectors = [found[k].float() if k in found else torch.zeros(0, device=device) for k in range(len(texts))]
+    return Embedded(vectors, [w.to(device) for w in normalised], empty)
 
 
 def _padded_side(emb: Embedded, units: list[int], own_mask_slot: int):
@@ -65,9 +68,10 @@ def _padded_side(emb: Embedded, units: list[int], own_mask_slot: int):
     product with the other side adds -1e4 exactly where this side is padding.
     """
     vectors = pad_sequence([emb.vectors[u] for u in units], batch_first=True)
-    lengths = torch.tensor([emb.vectors[u].shape[0] for u in units])
-    real = torch.arange(vectors.shape[1]) < lengths.unsqueeze(1)
-    extra = torch.ones((*vectors.shape[:-1], 2), dtype=vectors.dtype)
+    device = vectors.device
+    lengths = torch.tensor([emb.vectors[u].shape[0] for u in units], device=device)
+    real = torch.arange(vectors.shape[1], device=device) < lengths.unsqueeze(1)
+    extra = torch.ones((*vectors.shape[:-1], 2), dtype=vectors.dtype, device=device)
     mark = torch.where(real, 0.0, _PAD).view(*real.shape, *([1] * (vectors.dim() - 3)))
     extra[..., own_mask_slot] = mark.expand(vectors.shape[:-1])
     weights = pad_sequence([emb.weights[u] for u in units], batch_first=True)
@@ -110,7 +114,7 @@ def score_matrix(
     When ``rows == cols`` (all-vs-all within one list) only block pairs on and above the diagonal are computed:
     the similarities of (j, i) are the transpose of those of (i, j), so P[j, i] = R[i, j] and R[j, i] = P[i, j].
     """
-    out = torch.zeros((n_layers, len(rows), len(cols), 3))
+    out = torch.zeros((n_layers, len(rows), len(cols), 3))  # on the host: N x M need not fit on the device
     lengths = [v.shape[0] for v in emb.vectors]
     row_len = [lengths[u] for u in rows]
     col_len = [lengths[u] for u in cols]
@@ -127,10 +131,10 @@ def score_matrix(
         col_budget = max(BLOCK_ENTRIES // (_ROW_TOKENS * n_layers), max(col_len))
         col_blocks = _token_blocks(live_cols, col_len, col_budget)
         pairs = [(a, b) for a in range(len(row_blocks)) for b in range(len(col_blocks))]
-    with torch.inference_mode():
+    with torch.inference_mode(), hardware.exact_float32():
         for a, b in tqdm(pairs, desc="matching", unit="block", disable=not verbose):
             rb, cb = row_blocks[a], col_blocks[b]
-            scores = _block(emb, [rows[i] for i in rb], [cols[j] for j in cb], n_layers)
+            scores = _block(emb, [rows[i] for i in rb], [cols[j] for j in cb], n_layers).cpu()
             out[:, torch.tensor(rb).unsqueeze(1), torch.tensor(cb).unsqueeze(0)] = scores
             if symmetric and a != b:
                 mirrored = scores.transpose(1, 2)[..., [1, 0, 2]]  # (j, i): P and R swap, F stays

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from collections import deque
 from collections.abc import Iterator, Sequence
 
 import torch
 from tqdm.auto import tqdm
 
+from fastbertscore import hardware
 from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, plan, stitch, window_ids
+
+logger = logging.getLogger(__name__)
 
 
 def pad_id_of(tokenizer) -> int:
@@ -85,21 +90,95 @@ def run_batches(
     encoder: Encoder, rows: list[list[int]], *, pad_id: int, batch_size: int, max_tokens: int, progress: tqdm | None
 ) -> list[torch.Tensor]:
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
-    The one place every encoder batch is made (tests/conftest.py forces its size on the second numeric path)."""
+    The one place every encoder batch is made (tests/conftest.py forces its size on the second numeric path).
+
+    Float32 work runs in full float32 whatever the caller set (:func:`~fastbertscore.hardware.exact_float32`).
+    On a GPU the batches are copied from pinned memory without waiting, and the device is waited for once, at
+    the end, to check that every embedding is finite. A batch that runs out of GPU memory is halved and retried,
+    and later batches keep the smaller size; one text alone that does not fit is a clear error.
+    """
     device = encoder.device
     lengths = [len(seq) for seq in rows]
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
-    for batch in length_batches(lengths, order, batch_size, max_tokens):
-        longest = lengths[batch[0]]
-        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), longest), dtype=torch.long)
-        for row, index in enumerate(batch):
-            input_ids[row, : lengths[index]] = torch.tensor(rows[index], dtype=torch.long)
-            mask[row, : lengths[index]] = 1
-        hidden = normalize(encoder(input_ids.to(device), mask.to(device)))
-        for row, index in enumerate(batch):
-            out[index] = hidden[row, : lengths[index]]
-        if progress is not None:
-            progress.update(len(batch))
+    pending = deque(length_batches(lengths, order, batch_size, max_tokens))
+    cap = batch_size
+    bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
+    with hardware.exact_float32():
+        while pending:
+            batch = pending.popleft()
+            if len(batch) > cap:
+                pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))
+                continue
+            try:
+                input_ids, mask = _padded(rows, lengths, batch, pad_id, device)
+                hidden = normalize(encoder(input_ids, mask))
+            except torch.cuda.OutOfMemoryError:
+                if len(batch) == 1:
+                    raise torch.cuda.OutOfMemoryError(_too_long(device, lengths[batch[0]], batch_size)) from None
+                if cap == batch_size:  # logged once per call, at the first halving
+                    logger.warning(
+                        "out of memory on %s with %d texts of up to %d tokens in one batch; halving the batch "
+                        "and going on with at most %d texts per batch (batch_size=%d)",
+                        device,
+                        len(batch),
+                        lengths[batch[0]],
+                        (len(batch) + 1) // 2,
+                        batch_size,
+                    )
+                cap = (len(batch) + 1) // 2
+                pending.appendleft(batch)
+                _release(device)
+                continue
+            bad += ((~torch.isfinite(hidden)).flatten(2).any(dim=2) & mask.bool()).any(dim=1).sum()
+            for row, index in enumerate(batch):
+                out[index] = hidden[row, : lengths[index]]
+            if progress is not None:
+                progress.update(len(batch))
+    if rows and int(bad):  # the one wait for the device
+        raise ValueError(_not_finite(encoder, int(bad), len(rows)))
     return out
+
+
+def _padded(rows: list[list[int]], lengths: list[int], batch: list[int], pad_id: int, device: torch.device):
+    """Token ids and attention mask of ``batch`` (longest first), padded, on ``device``: built on the host, copied
+    from pinned memory without waiting when the device is a GPU."""
+    longest = lengths[batch[0]]
+    input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), longest), dtype=torch.long)
+    for row, index in enumerate(batch):
+        input_ids[row, : lengths[index]] = torch.tensor(rows[index], dtype=torch.long)
+        mask[row, : lengths[index]] = 1
+    if device.type == "cuda":
+        return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
+    return input_ids.to(device), mask.to(device)
+
+
+def _release(device: torch.device) -> None:
+    """Hand the memory of a failed batch back to the device before the retry."""
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _too_long(device: torch.device, tokens: int, batch_size: int) -> str:
+    return (
+        f"out of memory on {device} embedding one text of {tokens} tokens alone (batch_size={batch_size} was halved "
+        "down to 1): free memory on the device, score long texts through shorter windows or cut them "
+        "(long_inputs='truncate'), use dtype='bfloat16', or device='cpu'"
+    )
+
+
+def _not_finite(encoder: Encoder, count: int, total: int) -> str:
+    if encoder.autocast == torch.float16:
+        return (
+            f'dtype="float16" overflowed: the encoder gave inf/NaN hidden states for {count} of {total} texts '
+            '(float16 holds values up to 65504 only); use dtype="bfloat16" (float32\'s range) or dtype="float32"'
+        )
+    return (
+        f"the encoder gave inf/NaN hidden states for {count} of {total} texts (dtype="
+        f'"{_dtype_name(encoder)}"); its weights or inputs are not usable for scoring'
+    )
+
+
+def _dtype_name(encoder: Encoder) -> str:
+    return str(encoder.autocast or torch.float32).removeprefix("torch.")

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fastbertscore.hardware import available_memory
+from fastbertscore.hardware import free_device_memory
 from fastbertscore.pipeline.embed import embed, pad_id_of
 from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
@@ -67,7 +67,7 @@ class Budget:
         host's available RAM on CPU (256 MB to 4 GB) or a quarter of the free GPU memory on CUDA (256 MB to 32 GB).
         On CUDA the encoder batches and steps grow with the free memory too: ``width`` (floats per token of an
         embedding) sizes them."""
-        free = available_memory(device)
+        free = free_device_memory(device)
         on_cuda = torch.device(device).type == "cuda"
         if memory_mb is not None:
             memory = memory_mb * _MB
@@ -161,24 +161,27 @@ class Embedder:
         progress=None,
         budget: Budget | None = None,
     ) -> dict[int, torch.Tensor]:
-        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``), through the cache when there is one."""
+        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``) on the encoder's device, through the
+        cache when there is one: caches keep host copies, and a hit is handed back on the encoder's device."""
         budget = budget or self.budget(batch_size)
-        kwargs = dict(
-            pad_id=pad_id_of(self.tokenizer),
-            batch_size=budget.batch_size,
-            max_tokens=budget.max_tokens,
-            window=self.active_window,
-        )
+        kwargs = {
+            "pad_id": pad_id_of(self.tokenizer),
+            "batch_size": budget.batch_size,
+            "max_tokens": budget.max_tokens,
+            "window": self.active_window,
+        }
         if self.cache is None:
             return embed(self.encoder, ids, wanted, progress=progress, **kwargs)
+        device = self.encoder.device
         found = {u: self.cache.get(ids[u]) for u in wanted}
+        hits = {u: e.to(device) for u, e in found.items() if e is not None}
         missing = [u for u, e in found.items() if e is None]
         if progress is not None:
-            progress.update(len(wanted) - len(missing))
+            progress.update(len(hits))
         fresh = embed(self.encoder, ids, missing, progress=progress, **kwargs)
         for u, e in fresh.items():
             self.cache.put(ids[u], e)
-        return {**{u: e for u, e in found.items() if e is not None}, **fresh}
+        return {**hits, **fresh}
 
 
 def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:

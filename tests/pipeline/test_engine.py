@@ -148,10 +148,10 @@ def test_a_budget_too_small_for_one_pair_names_the_setting_and_the_size(minilm_p
 
 
 def test_the_default_budget_follows_the_device_and_a_given_one_is_kept():
-    from fastbertscore.hardware import available_memory
+    from fastbertscore.hardware import free_device_memory
 
     cpu = Budget.for_device("cpu", batch_size=64, max_tokens=4096, width=384)
-    assert cpu.memory_bytes == min(max(available_memory("cpu") // 8, 256 * MB), 4 << 30)
+    assert cpu.memory_bytes == min(max(free_device_memory("cpu") // 8, 256 * MB), 4 << 30)
     assert not cpu.explicit and cpu.step_bytes <= 256 * MB and cpu.max_tokens == 4096
     given = Budget.for_device("cpu", batch_size=64, max_tokens=4096, width=384, memory_mb=300)
     assert given.memory_bytes == 300 * MB and given.explicit
