@@ -243,7 +243,7 @@ def cpu_class() -> str:
     """The class of this CPU for bfloat16: amx, avx512-bf16, or torch's capability (avx2, avx512, ...)."""
     from fastbertscore import hardware
 
-    flags = hardware._cpuinfo("flags").split()
+    flags = hardware.cpu_flags()
     if "amx_bf16" in flags:
         return "amx"
     if "avx512_bf16" in flags or hardware.cpu_native_bf16():

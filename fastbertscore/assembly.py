@@ -8,6 +8,7 @@ run in). Scorers, explanations and adapters get their model from here, never by 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import astuple, replace
 from pathlib import Path
@@ -50,7 +51,8 @@ def build_embedder(settings: Settings) -> Embedder:
     encoder = replace(encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
     max_length = max_input_length(tokenizer, encoder)
     window = _window(tokenizer, max_length, settings.window_stride)
-    disk = _disk_cache(settings, encoder, window, dtype, device, facts) if settings.cache_dir is not None else None
+    folder = settings.cache_dir
+    disk = _disk_cache(settings, folder, encoder, window, dtype, device, facts) if folder is not None else None
     memory = EmbeddingCache(settings.cache_mb << 20) if settings.cache_mb else None
     layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again
     cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
@@ -67,8 +69,11 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
     row of ``num_layers`` (``(3,)``, or every row ``(L + 1, 1, 3)`` with all layers) and (kind, source, digest)."""
     from fastbertscore.baselines.lookup import find_baseline
 
+    path: str | Path
     if settings.baseline_path is not None:
         path, source, kind = settings.baseline_path, settings.baseline_path, "custom"
+    elif settings.lang is None:  # Settings refuses rescaling without either; a scorer built otherwise lands here
+        raise ValueError("rescale_with_baseline=True needs lang= (baselines are per language) or baseline_path=")
     else:
         path, source = find_baseline(
             settings.lang,
@@ -122,8 +127,9 @@ def _load(settings: Settings, device: str, weights: str) -> tuple:
                 key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry
             )
             encoder.module.to(device)
-            if weights != "float32":
-                encoder.cast_to(DTYPES[weights])
+            stored = DTYPES[weights]
+            if stored is not None:  # float32 is how the weights load
+                encoder.cast_to(stored)
             _models[key] = (tokenizer, encoder, {})
         return _models[key]
 
@@ -143,7 +149,9 @@ def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec
     return window
 
 
-def _disk_cache(settings: Settings, encoder: Encoder, window, dtype: str, device: str, facts: dict) -> DiskCache:
+def _disk_cache(
+    settings: Settings, folder: str | os.PathLike, encoder: Encoder, window, dtype: str, device: str, facts: dict
+) -> DiskCache:
     import transformers
 
     described = {
@@ -159,4 +167,4 @@ def _disk_cache(settings: Settings, encoder: Encoder, window, dtype: str, device
     }
     if "weights" not in facts:
         facts["weights"] = weights_digest(encoder.module)
-    return DiskCache(settings.cache_dir, encoder_fingerprint(facts["weights"], described), described)
+    return DiskCache(folder, encoder_fingerprint(facts["weights"], described), described)

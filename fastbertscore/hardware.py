@@ -60,7 +60,13 @@ def cpu_native_bf16() -> bool:
                     return True
             except RuntimeError:
                 pass
-    return any(flag in _cpuinfo("flags").split() for flag in _CPU_BF16_FLAGS)
+    return any(flag in cpu_flags() for flag in _CPU_BF16_FLAGS)
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as the kernel lists them (``amx_bf16``, ``avx512_bf16``, ``avx2``, ...); empty where
+    /proc/cpuinfo cannot be read."""
+    return frozenset(_cpuinfo("flags").split())
 
 
 def cpu_bf16_gap() -> str:

@@ -95,7 +95,9 @@ def _block(emb: Embedded, rows: list[int], cols: list[int], n_layers: int) -> to
 
 def _token_blocks(units: list[int], lengths: list[int], budget: int) -> list[list[int]]:
     """Consecutive groups of ``units`` (sorted by length) whose padded token count stays within ``budget``."""
-    blocks, block, longest = [], [], 0
+    blocks: list[list[int]] = []
+    block: list[int] = []
+    longest = 0
     for u in units:
         longest_if = max(longest, lengths[u])
         if block and longest_if * (len(block) + 1) > budget:

@@ -75,6 +75,7 @@ def embed(
     position = 0
     for index in wanted:
         if index in windowed:
+            assert window is not None  # only a window makes a text windowed
             spans, owner, members = windowed[index]
             out[index] = stitch([outputs[m] for m in members], window, spans, owner)
             position += len(members)
@@ -137,7 +138,10 @@ def run_batches(
                 progress.update(len(batch))
     if rows and int(bad):  # the one wait for the device
         raise ValueError(_not_finite(encoder, int(bad), len(rows)))
-    return out
+    done = [e for e in out if e is not None]
+    if len(done) != len(rows):
+        raise RuntimeError(f"{len(rows) - len(done)} of {len(rows)} rows got no embedding")  # a bug of ours, not input
+    return done
 
 
 def _padded(rows: list[list[int]], lengths: list[int], batch: list[int], pad_id: int, device: torch.device):

@@ -7,6 +7,7 @@ first step of every path: :meth:`Embedder.prepare` (tokenize, lengths, weights) 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,21 +165,25 @@ class Embedder:
         """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``) on the encoder's device, through the
         cache when there is one: caches keep host copies, and a hit is handed back on the encoder's device."""
         budget = budget or self.budget(batch_size)
-        kwargs = {
-            "pad_id": pad_id_of(self.tokenizer),
-            "batch_size": budget.batch_size,
-            "max_tokens": budget.max_tokens,
-            "window": self.active_window,
-        }
+        run = functools.partial(
+            embed,
+            self.encoder,
+            ids,
+            pad_id=pad_id_of(self.tokenizer),
+            batch_size=budget.batch_size,
+            max_tokens=budget.max_tokens,
+            window=self.active_window,
+            progress=progress,
+        )
         if self.cache is None:
-            return embed(self.encoder, ids, wanted, progress=progress, **kwargs)
+            return run(wanted)
         device = self.encoder.device
         found = {u: self.cache.get(ids[u]) for u in wanted}
         hits = {u: e.to(device) for u, e in found.items() if e is not None}
         missing = [u for u, e in found.items() if e is None]
         if progress is not None:
             progress.update(len(hits))
-        fresh = embed(self.encoder, ids, missing, progress=progress, **kwargs)
+        fresh = run(missing)
         for u, e in fresh.items():
             self.cache.put(ids[u], e)
         return {**hits, **fresh}
