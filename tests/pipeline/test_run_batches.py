@@ -21,7 +21,7 @@ from fastbertscore.pipeline.encoder import load_encoder
 from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
-pytestmark = pytest.mark.skipif(
+forced_batches = pytest.mark.skipif(
     bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")), reason="the batch sizes under test are forced there"
 )
 
@@ -53,6 +53,7 @@ def _run(encoder, ids, pad_id, batch_size):
     return embed(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=batch_size, max_tokens=10**6)
 
 
+@forced_batches
 def test_out_of_memory_halves_the_batch_and_gives_the_same_embeddings(minilm_run, caplog):
     encoder, ids, pad_id = minilm_run
     longest = max(len(x) for x in ids)
@@ -66,6 +67,7 @@ def test_out_of_memory_halves_the_batch_and_gives_the_same_embeddings(minilm_run
         assert torch.equal(backed_off[u], unbroken[u]), f"text {u}"
 
 
+@forced_batches
 def test_out_of_memory_down_to_single_texts_equals_one_text_per_batch(minilm_run):
     encoder, ids, pad_id = minilm_run
     device = RoomFor(encoder, max(len(x) for x in ids))  # only one text at a time fits
@@ -75,6 +77,7 @@ def test_out_of_memory_down_to_single_texts_equals_one_text_per_batch(minilm_run
     assert all(torch.equal(backed_off[u], unbroken[u]) for u in range(len(ids)))
 
 
+@forced_batches
 def test_a_text_that_does_not_fit_alone_names_batch_size_and_its_length(minilm_run):
     encoder, ids, pad_id = minilm_run
     longest = max(len(x) for x in ids)
