@@ -16,6 +16,7 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
+from fastbertscore import hardware
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
 from fastbertscore.pipeline.heap import release_free_memory
@@ -86,7 +87,13 @@ def _run(
     steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
     encoder, n_layers = embedder.encoder, embedder.n_layers
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
-    with torch.inference_mode(), bar, KeptEmbeddings(budget.kept_bytes, encoder.device) as kept:
+    # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
+    with (
+        torch.inference_mode(),
+        hardware.exact_float32(),
+        bar,
+        KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
+    ):
         for step in schedule.steps:
             fresh = set(step.embed)
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
