@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -80,6 +81,103 @@ def _cells(sim: np.ndarray, rows: _Axis, cols: _Axis) -> np.ndarray:
     return np.maximum.reduceat(np.maximum.reduceat(sim, rows.starts, axis=0), cols.starts, axis=1)
 
 
+# Layout, in inches. matplotlib's tight_layout measures every tick label, and drawing measures them again to place
+# the axis titles: with 300 labels that was most of a long pair's time in the Space (issue 39, item 7). Here each
+# label's width is the sum of its characters' advances (measured once per character) and everything is placed
+# from that.
+_EDGE, _TICK, _TITLE_GAP = 0.12, 0.1, 0.06  # figure edge; tick length and pad; gap before an axis title
+_ABOVE = 0.14  # the figure title's gap above what is under it (the colour bar's top label reaches 0.07 up)
+_LABEL_H, _TITLE_H = 0.2, 0.3  # an axis title's height (10 pt), the figure title's (12 pt)
+_BAR_GAP, _BAR_W, _BAR_RIGHT = 0.15, 0.15, 0.9  # colour bar: gap, width, its tick labels and title
+
+
+@dataclass(frozen=True)
+class _Box:
+    size: tuple[float, float]  # figure width, height
+    axes: tuple[float, float, float, float]  # left, bottom, width, height as fractions of the figure
+    colorbar: tuple[float, float, float, float]
+    xlabel_y: float  # axis titles and the figure title, in axes fractions
+    ylabel_x: float
+    title_y: float
+    title_loc: Literal["left", "center"]  # "left" where the title is wider than the grid or the grid is wide
+
+
+def _width_in(labels: list[str], size: float) -> float:
+    """Width in inches of the widest label at ``size`` points (kerning ignored: a few hundredths of an inch)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    prop, advance = FontProperties(size=size), {}
+    for ch in {ch for label in labels for ch in label}:
+        advance[ch] = text_to_path.get_text_width_height_descent(ch, prop, ismath=False)[0]
+    return max((sum(advance[ch] for ch in label) for label in labels), default=0.0) / 72
+
+
+def _layout(
+    row_labels: list[str], col_labels: list[str], font: float, tall: bool, cells: tuple[float, float], title: str
+) -> _Box:
+    """Figure size and positions around a grid of ``cells`` (width, height): room for the row labels on the left,
+    the column labels (rotated 45°) on top when ``tall`` else below, axis titles, the title (12 pt) and the colour
+    bar."""
+    line = font * 1.2 / 72
+    y_labels = _width_in(row_labels, font) + _TICK
+    x_along = _width_in(col_labels, font) * math.sqrt(0.5)  # a rotated label's reach, across and along the axis
+    x_across = x_along + line * math.sqrt(0.5) + _TICK
+    below_title = x_across + _TITLE_GAP + _LABEL_H
+    left = max(_EDGE + _LABEL_H + _TITLE_GAP + y_labels, _EDGE + (0 if tall else x_along))
+    right = max(_BAR_GAP + _BAR_W + _BAR_RIGHT, (x_along if tall else 0) + _EDGE)
+    top = _EDGE + _TITLE_H + (below_title + _TITLE_GAP if tall else _ABOVE)
+    bottom = _EDGE + (0.05 if tall else below_title)
+    width = max(4.0, cells[0] + left + right)
+    title_w = _width_in([title], 12)
+    title_loc: Literal["left", "center"] = (
+        "left" if len(col_labels) > 40 or title_w > width - left - right else "center"
+    )
+    width = max(width, left + title_w + _EDGE)
+    height = max(3.0, cells[1] + top + bottom)
+    grid_w, grid_h = width - left - right, height - top - bottom
+    title_y = 1 + ((below_title + _TITLE_GAP) if tall else _ABOVE) / grid_h
+    return _Box(
+        size=(width, height),
+        axes=(left / width, bottom / height, grid_w / width, grid_h / height),
+        colorbar=((left + grid_w + _BAR_GAP) / width, bottom / height, _BAR_W / width, grid_h / height),
+        xlabel_y=(1 + (x_across + _TITLE_GAP) / grid_h) if tall else -(x_across + _TITLE_GAP) / grid_h,
+        ylabel_x=-(y_labels + _TITLE_GAP) / grid_w,
+        title_y=title_y,
+        title_loc=title_loc,
+    )
+
+
+def _label_cells(ax, rows: list[str], cols: list[str], font: float, tall: bool) -> None:
+    """Each row's and column's label beside its cell, as plain text (``gid`` "candidate-label" / "reference-label").
+
+    They read as tick labels, but matplotlib's ticks are five artists each, built by deep copies and measured
+    again at each draw: for 300 of them that was a third of a long pair's heatmap time.
+    """
+    from matplotlib.transforms import ScaledTranslation
+
+    ax.set_xticks([])
+    ax.set_yticks([])
+    inches = ax.get_figure().dpi_scale_trans
+    left = ax.get_yaxis_transform() + ScaledTranslation(-_TICK, 0, inches)
+    for i, label in enumerate(rows):
+        ax.text(0, i, label, transform=left, ha="right", va="center_baseline", fontsize=font, gid="candidate-label")
+    side = ax.get_xaxis_transform() + ScaledTranslation(0, _TICK if tall else -_TICK, inches)
+    for j, label in enumerate(cols):
+        ax.text(
+            j,
+            1 if tall else 0,
+            label,
+            transform=side,
+            rotation=45,
+            rotation_mode="anchor",
+            ha="left" if tall else "right",
+            va="bottom" if tall else "top",
+            fontsize=font,
+            gid="reference-label",
+        )
+
+
 def similarity_figure(explanation: Explanation, *, annotate: bool | None = None, kind: str | None = None):
     """A matplotlib ``Figure`` of the similarity matrix of a token-level :class:`Explanation`.
 
@@ -102,8 +200,13 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
     sim = _cells(explanation.similarity.numpy(), rows, cols)
     small = max(sim.shape) <= 40
     row_in, col_in, font = (0.45, 0.55, 10) if small else (0.2, 0.2, 7)
-    fig = Figure(figsize=(max(4.0, col_in * len(cols.labels) + 2.5), max(3.0, row_in * len(rows.labels) + 2)))
-    ax = fig.subplots()
+    tall, wide = len(rows.labels) > 40, len(cols.labels) > 40
+    e, suffix = explanation, f" ({kind})" if kind else ""
+    title = f"P={e.precision:.3f}  R={e.recall:.3f}  F1={e.f1:.3f}{suffix}"
+    cells = (col_in * len(cols.labels), row_in * len(rows.labels))
+    box = _layout(rows.labels, cols.labels, font, tall, cells, title)
+    fig = Figure(figsize=box.size)
+    ax = fig.add_axes(box.axes)
     image = ax.imshow(
         sim,
         cmap="Blues",
@@ -112,27 +215,17 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
         aspect="auto",
         interpolation="nearest",
     )
-    tall = len(rows.labels) > 40  # the reference's labels on top, where they are seen without scrolling
-    if tall:
-        ax.xaxis.tick_top()
-        ax.xaxis.set_label_position("top")
-    ax.set_xticks(
-        range(len(cols.labels)),
-        cols.labels,
-        rotation=45,
-        ha="left" if tall else "right",
-        rotation_mode="anchor",
-        fontsize=font,
-    )
-    ax.set_yticks(range(len(rows.labels)), rows.labels, fontsize=font)
+    _label_cells(ax, rows.labels, cols.labels, font, tall)  # the reference's on top when tall: seen unscrolled
     # A long side's axis title sits at its start, where a box that scrolls shows it first (at the middle of a
-    # 5,000-pixel side it was out of sight).
-    wide = len(cols.labels) > 40
+    # 5,000-pixel side it was out of sight). Titles are placed from the measured labels (see _layout), so
+    # drawing does not measure hundreds of tick labels again to place them.
+    if tall:
+        ax.xaxis.set_label_position("top")
     ax.set_xlabel(f"Reference ({cols.unit})", loc="left" if wide else "center")
     ax.set_ylabel(f"Candidate ({rows.unit})", loc="top" if tall else "center")
-    suffix = f" ({kind})" if kind else ""
-    e = explanation
-    ax.set_title(f"P={e.precision:.3f}  R={e.recall:.3f}  F1={e.f1:.3f}{suffix}", loc="left" if wide else "center")
+    ax.xaxis.set_label_coords(0.0 if wide else 0.5, box.xlabel_y)
+    ax.yaxis.set_label_coords(box.ylabel_x, 1.0 if tall else 0.5)
+    ax.set_title(title, loc=box.title_loc, y=box.title_y, pad=0)
     if annotate if annotate is not None else sim.size <= 400:
         for i in range(sim.shape[0]):
             for j in range(sim.shape[1]):
@@ -145,6 +238,5 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
                     fontsize=7,
                     color="w" if sim[i, j] > 0.6 else "k",
                 )
-    fig.colorbar(image, ax=ax, fraction=0.03 if small else 0.02, pad=0.02, label=f"similarity{suffix}")
-    fig.tight_layout()
+    fig.colorbar(image, cax=fig.add_axes(box.colorbar), label=f"similarity{suffix}")
     return fig

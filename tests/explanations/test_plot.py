@@ -43,6 +43,10 @@ def _per_cell(label: str) -> int | None:
     return 1 if label.endswith("(words)") else int(label.split("runs of ")[1].split()[0])
 
 
+def _labels(fig, side: str) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].texts if t.get_gid() == f"{side}-label"]
+
+
 def _check(e, fig):
     ax = fig.axes[0]
     cells = ax.images[0].get_array()
@@ -65,10 +69,7 @@ def test_a_short_pair_shows_tokens(scorer):
     fig = similarity_figure(e, kind="raw")
     rows, _ = _check(e, fig)
     assert len(rows) == len(e.candidate_units) and fig.axes[0].get_ylabel() == "Candidate (tokens)"
-    assert fig.axes[0].get_title().endswith("(raw)") and [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == [
-        "The",
-        "president",
-    ]
+    assert fig.axes[0].get_title().endswith("(raw)") and _labels(fig, "candidate")[:2] == ["The", "president"]
 
 
 def test_a_long_candidate_shows_words_and_renders(scorer):
@@ -77,7 +78,7 @@ def test_a_long_candidate_shows_words_and_renders(scorer):
     fig = similarity_figure(e)
     rows, _ = _check(e, fig)
     assert fig.axes[0].get_xlabel() == "Reference (words)" and len(rows) <= plot.MAX_SIDE
-    labels = [t.get_text().rstrip("…") for t in fig.axes[0].get_yticklabels()]
+    labels = [label.rstrip("…") for label in _labels(fig, "candidate")]
     assert all(label in LONG for label in labels)  # each label is the text of its words
 
 
@@ -122,3 +123,55 @@ def test_axis_titles_of_a_long_heatmap_are_in_sight_without_scrolling(scorer, lo
             box,
             height,
         )
+
+
+ONE_WORD = ("a", "b")
+URLS = ("see https://example.com/a/very/long/path/that/never/ends/index.html and " * 3, "a link")
+
+
+@pytest.mark.parametrize(
+    "cand, ref",
+    [
+        ONE_WORD,  # a title wider than its grid: it once ran off the figure's left edge
+        ("The president met the minister in Paris.", "The president met the prime minister."),
+        (LONG, "The committee discussed the budget."),
+        ("The committee discussed the budget.", LONG),
+        (LONG, OTHER),
+        URLS,  # long single-word labels
+    ],
+    ids=["one-word", "short", "long-candidate", "long-reference", "both-long", "long-labels"],
+)
+def test_no_text_is_cut_off_or_overlaps_a_title(scorer, cand, ref):
+    # The layout is computed from the labels' measured widths (no tight_layout): every label, axis title and the
+    # figure title must still be inside the figure, and no title may cover a label or another title.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    fig = similarity_figure(fb.explain(cand, ref, scorer=scorer), kind="rescaled")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer, (ax, bar) = canvas.get_renderer(), fig.axes
+    width, height = fig.get_size_inches() * fig.dpi
+    drawn = [t for t in fig.findobj(Text) if t.get_text() and t.get_visible()]
+    in_range = [t for t in bar.get_yticklabels() if 0 <= t.get_position()[1] <= 1]  # the bar draws only these
+    drawn = [t for t in drawn if t not in bar.get_yticklabels() or t in in_range]
+    for text in drawn:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= width and box.y1 <= height, (text.get_text(), box)
+    titles = [t for t in (ax.xaxis.label, ax.yaxis.label, bar.yaxis.label, *drawn) if t.get_text().startswith("P=")]
+    titles += [ax.xaxis.label, ax.yaxis.label, bar.yaxis.label]
+    labels = [t for t in drawn if t.get_gid() in ("candidate-label", "reference-label")] + in_range
+    for title in titles:
+        box = title.get_window_extent(renderer)
+        for other in [*labels, *(t for t in titles if t is not title)]:
+            assert not box.overlaps(other.get_window_extent(renderer)), (title.get_text(), other.get_text())
+
+
+def test_a_long_heatmap_has_no_tick_artists(scorer):
+    # Issue 39, item 7: matplotlib's ticks (five artists each, measured again at every draw) took most of a long
+    # pair's time in the Space; labels are plain texts, one per cell. Its latency: benchmarks/space_latency.py.
+    fig = similarity_figure(fb.explain(LONG, "The committee discussed the budget.", scorer=scorer))
+    ax = fig.axes[0]
+    assert len(ax.xaxis.get_major_ticks()) == len(ax.yaxis.get_major_ticks()) == 0
+    assert len(_labels(fig, "candidate")) == ax.images[0].get_array().shape[0]
+    assert len(_labels(fig, "reference")) == ax.images[0].get_array().shape[1]
