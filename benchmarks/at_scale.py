@@ -124,6 +124,7 @@ def child(contender: str, order: str, n: int, out: str) -> None:
     start = time.perf_counter()
     F = scorer.score(cands, refs)[2]
     seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the counting below allocates its own
     handle.remove()
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, use_fast=False)  # as both contenders load it
     distinct = sum(len(ids) for ids in tokenizer([t.strip() for t in set(cands) | set(refs)])["input_ids"])
@@ -133,7 +134,7 @@ def child(contender: str, order: str, n: int, out: str) -> None:
         "pairs": n,
         "seconds": seconds,
         "rss_loaded_mb": loaded,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak,
         "tokens_ratio": tokens[0] / distinct,
         "dtype": getattr(scorer, "dtype", "float32"),
         "F": [float(x) for x in F],

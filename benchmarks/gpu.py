@@ -4,7 +4,7 @@ Run by ``benchmarks/gpu_run.sh`` (two commands of at most 9 minutes each on the 
 
     python benchmarks/gpu.py --part 1 --data .gpu/human_judgments_toen.tsv --out "$OUT"
     python benchmarks/gpu.py --part 2 --data .gpu/human_judgments_toen.tsv --out "$OUT"
-    python benchmarks/gpu.py --dry-run --out /tmp/dry     # the same steps on the CPU, tiny shapes and sizes
+    python benchmarks/gpu.py --dry-run --data ../shared/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU, tiny
 
 Each part first prints versions, TF32 flags and the attention backend. Part 1: parity of GPU fp32 against CPU fp32
 on 2,000 real pairs (roberta-large shape), checked against the two-device bound of tests/tolerances.py; speed at

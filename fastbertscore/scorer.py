@@ -312,10 +312,10 @@ def score(
     ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
     ``baseline_repo``/``baseline_revision`` (where baselines come from), ``long_inputs``/``window_stride``
     (texts longer than the model's window: cut as bert-score, scored in full through windows, or an error),
-    ``dtype`` (``"auto"`` picks the fastest precision that holds 2e-3 on the device; bfloat16 is several
-    times slower on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches). With
-    ``idf=True`` the idf weights are counted over the (flattened) references. See :meth:`BERTScorer.score`
-    for shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+    ``dtype`` (``"auto"``: the fastest precision that holds 2e-3 on the device; bfloat16 is several times slower
+    on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches), ``memory_mb`` (held at once;
+    spills past it). ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for
+    shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
 
     Example:
         >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],

@@ -20,6 +20,7 @@ TOKEN_AXES = 60  # tokens on a side before the axes switch to words
 MAX_SIDE = 300  # cells on one side at most
 MAX_CELLS = 5_000  # cells in all at most (drawing and encoding time grows with them)
 GROUP_LABEL = 24  # characters of a run of words shown as its label
+WORD_LABEL = 40  # characters of one word shown as its label
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,19 @@ def _span(text: str, units, first: int, last: int) -> str:
     return text[units[first].start : units[last].end] or "∅"
 
 
+def _shorten(label: str, most: int) -> str:
+    return label if len(label) <= most else label[: most - 1].rstrip() + "…"
+
+
 def _word_axis(text: str, units, word_ids: list[int], per_cell: int) -> _Axis:
     """One cell per word (``per_cell=1``) or per run of ``per_cell`` consecutive words."""
     words = [k for k in range(len(units)) if k == 0 or word_ids[k] != word_ids[k - 1]]
     starts = words[::per_cell]
     ends = [*starts[1:], len(units)]
     labels = [_span(text, units, a, b - 1) for a, b in zip(starts, ends, strict=True)]
-    if per_cell == 1:
-        return _Axis(labels, starts, "words")
-    short = [label if len(label) <= GROUP_LABEL else label[: GROUP_LABEL - 1].rstrip() + "…" for label in labels]
+    if per_cell == 1:  # a very long word (a URL) is cut too, or it alone would widen the figure by inches
+        return _Axis([_shorten(label, WORD_LABEL) for label in labels], starts, "words")
+    short = [_shorten(label, GROUP_LABEL) for label in labels]
     return _Axis(short, starts, f"runs of {per_cell} words")
 
 

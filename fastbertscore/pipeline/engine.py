@@ -125,7 +125,9 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
         return size[texts.cand[row]] + (size[texts.ref[row]] if texts.ref[row] != texts.cand[row] else 0)
 
     row = max(live, key=need)
-    if need(row) > budget.step_bytes:
+    # Against the budget's own share, not the CPU's step cap (a speed setting): a pair over the cap gets a step
+    # of its own, and the size this message names must be enough.
+    if need(row) > budget.memory_bytes * 3 // 8:
         given = budget.memory_bytes / 2**20
         least = math.ceil(8 * need(row) / 3 / 2**20)
         raise ValueError(

@@ -78,3 +78,14 @@ def test_a_killed_run_leaves_nothing_a_later_run_trips_over(tmp_path):
         kept.put(0, torch.zeros(100))  # the next run that spills cleans up and uses a folder of its own
         assert torch.equal(kept.get(0), torch.zeros(100))
         assert not left[0].exists()
+
+
+def test_a_kept_slice_does_not_hold_its_whole_batch():
+    # The encoder hands out each text's embedding as a slice of its batch's output; kept as is, one slice held the
+    # whole batch alive while the budget counted only the slice (a 256 MB budget peaked 470 MB above the model).
+    batch = torch.randn(64, 40, 384)
+    with KeptEmbeddings(memory_bytes=1 << 20, device="cpu") as kept:
+        kept.put(0, batch[3, :25])
+        back = kept.get(0)
+        assert torch.equal(back, batch[3, :25])
+        assert back.untyped_storage().nbytes() == 25 * 384 * 4

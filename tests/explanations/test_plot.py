@@ -138,8 +138,9 @@ URLS = ("see https://example.com/a/very/long/path/that/never/ends/index.html and
         ("The committee discussed the budget.", LONG),
         (LONG, OTHER),
         URLS,  # long single-word labels
+        (" ".join(["word"] * 70 + ["x" * 200]), "a reference"),  # one 200-character word on a word axis
     ],
-    ids=["one-word", "short", "long-candidate", "long-reference", "both-long", "long-labels"],
+    ids=["one-word", "short", "long-candidate", "long-reference", "both-long", "long-labels", "long-word"],
 )
 def test_no_text_is_cut_off_or_overlaps_a_title(scorer, cand, ref):
     # The layout is computed from the labels' measured widths (no tight_layout): every label, axis title and the

@@ -147,6 +147,19 @@ def test_a_budget_too_small_for_one_pair_names_the_setting_and_the_size(minilm_p
     assert_scores_close((P, R, F), fb.score(cands[:3], [refs[0], long, refs[2]], **given))
 
 
+def test_a_given_budget_that_holds_the_pair_is_enough_past_the_step_cap(scorer, mt_pairs):
+    # QA of issue 37: the size the error names was checked against the CPU's 256 MB step cap, so the memory_mb it
+    # asked for failed again with the same message. A pair over the cap but within the budget gets its own step.
+    cands, refs = mt_pairs
+    long = " ".join(refs[:30])  # 0.75 MB of embeddings at 512 tokens
+    pairs = check_pairs([cands[0], cands[1]], [refs[0], long])
+    capped = Budget(batch_size=8, memory_bytes=4 * MB, step_cap=MB // 4, explicit=True)
+    ours = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=capped)
+    assert_scores_close(
+        ours.unbind(-1), score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget()).unbind(-1)
+    )
+
+
 def test_the_default_budget_follows_the_device_and_a_given_one_is_kept():
     from fastbertscore.hardware import free_device_memory
 
