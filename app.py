@@ -51,7 +51,7 @@ def on_model_thread(handler):
 def _first_line(error: Exception) -> str:
     text = (str(error).strip() or type(error).__name__).splitlines()[0]
     first = text.split(" ", 1)[0]
-    return text[:1].upper() + text[1:] if first.isalpha() else text  # never "Dtype='float16'" or "Memory_mb
+    return text[:1].upper() + text[1:] if first.isalpha() else text  # never "Dtype='float16'"
 
 
 def _scorer(model, layer, lang, idf_sents, dtype="float32", rescaled=False):

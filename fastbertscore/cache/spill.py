@@ -97,7 +97,7 @@ class KeptEmbeddings:
         parent = self.parent
         try:
             if self.file is None:
-                parent = self.parent if self.parent is not None else tempfile.gettempdir()
+                parent = parent if parent is not None else tempfile.gettempdir()
                 remove_stale(parent)
                 self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
                 # unbuffered: a refused write fails here, not later in a flush

@@ -8,6 +8,7 @@ and small enough to draw quickly and to encode as an image at any length (WebP s
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -107,23 +108,32 @@ class _Box:
     title_loc: Literal["left", "center"]  # "left" where the title is wider than the grid or the grid is wide
 
 
-def _width_in(labels: list[str], size: float) -> float:
-    """Width in inches of the widest label at ``size`` points (kerning ignored: a few hundredths of an inch)."""
+@functools.lru_cache(maxsize=4096)
+def _advance(ch: str, size: float) -> float:
+    """A character's advance in points at ``size`` points (measured once per process, not per figure)."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import text_to_path
 
-    prop, advance = FontProperties(size=size), {}
-    for ch in {ch for label in labels for ch in label}:
-        advance[ch] = text_to_path.get_text_width_height_descent(ch, prop, ismath=False)[0]
-    return max((sum(advance[ch] for ch in label) for label in labels), default=0.0) / 72
+    return text_to_path.get_text_width_height_descent(ch, FontProperties(size=size), ismath=False)[0]
+
+
+def _width_in(labels: list[str], size: float) -> float:
+    """Width in inches of the widest label at ``size`` points (kerning ignored: a few hundredths of an inch)."""
+    return max((sum(_advance(ch, size) for ch in label) for label in labels), default=0.0) / 72
 
 
 def _layout(
-    row_labels: list[str], col_labels: list[str], font: float, tall: bool, cells: tuple[float, float], title: str
+    row_labels: list[str],
+    col_labels: list[str],
+    font: float,
+    tall: bool,
+    wide: bool,
+    cells: tuple[float, float],
+    title: str,
 ) -> _Box:
     """Figure size and positions around a grid of ``cells`` (width, height): room for the row labels on the left,
-    the column labels (rotated 45°) on top when ``tall`` else below, axis titles, the title (12 pt) and the colour
-    bar."""
+    the column labels (rotated 45°) on top when ``tall`` else below, axis titles, the title (12 pt; at the left
+    when ``wide`` or wider than the grid) and the colour bar."""
     line = font * 1.2 / 72
     y_labels = _width_in(row_labels, font) + _TICK
     x_along = _width_in(col_labels, font) * math.sqrt(0.5)  # a rotated label's reach, across and along the axis
@@ -135,9 +145,7 @@ def _layout(
     bottom = _EDGE + (0.05 if tall else below_title)
     width = max(4.0, cells[0] + left + right)
     title_w = _width_in([title], 12)
-    title_loc: Literal["left", "center"] = (
-        "left" if len(col_labels) > 40 or title_w > width - left - right else "center"
-    )
+    title_loc: Literal["left", "center"] = "left" if wide or title_w > width - left - right else "center"
     width = max(width, left + title_w + _EDGE)
     height = max(3.0, cells[1] + top + bottom)
     grid_w, grid_h = width - left - right, height - top - bottom
@@ -209,7 +217,7 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
     e, suffix = explanation, f" ({kind})" if kind else ""
     title = f"P={e.precision:.3f}  R={e.recall:.3f}  F1={e.f1:.3f}{suffix}"
     cells = (col_in * len(cols.labels), row_in * len(rows.labels))
-    box = _layout(rows.labels, cols.labels, font, tall, cells, title)
+    box = _layout(rows.labels, cols.labels, font, tall, wide, cells, title)
     fig = Figure(figsize=box.size)
     ax = fig.add_axes(box.axes)
     image = ax.imshow(
