@@ -201,7 +201,8 @@ def machine() -> str:
 def table(rows: list[dict]) -> str:
     head = (
         f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 at layer {LAYER}, "
-        f"{time.strftime('%Y-%m-%d')}; one run per row, each in its own process (benchmarks/at_scale.py).\n\n"
+        f"{time.strftime('%Y-%m-%d')}; each run in its own process (benchmarks/at_scale.py): bert-score and "
+        "fastbertscore run in alternating rounds (the median and the range of their rounds), the others once.\n\n"
         "| order | pairs | contender | s (median) | range s | ms/pair | × bert-score | RSS loaded MB | peak RSS MB | "
         "tokens run / distinct | max abs ΔF |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )

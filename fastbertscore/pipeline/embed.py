@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore import hardware
 from fastbertscore.pipeline.encoder import Encoder
+from fastbertscore.pipeline.heap import keep_under_ceiling
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, plan, stitch, window_ids
 
@@ -136,6 +137,7 @@ def run_batches(
                 out[index] = hidden[row, : lengths[index]]
             if progress is not None:
                 progress.update(len(batch))
+            keep_under_ceiling()
     if rows and int(bad):  # the one wait for the device
         raise ValueError(_not_finite(encoder, int(bad), len(rows)))
     done = [e for e in out if e is not None]

@@ -32,10 +32,10 @@ _MB = 1 << 20
 class Budget:
     """How much work goes into one step and how much memory one call holds; none of it changes a score.
 
-    ``memory_bytes`` bounds the embeddings a call holds at once: three eighths of it (at most ``step_cap``) for the
-    texts of the step being matched, a sixteenth each for one matching step's similarities and padded copies, and
-    the rest for the embeddings that later steps need (past that, they spill to local disk). The encoder's own
-    activations come on top (``max_tokens`` bounds them).
+    ``memory_bytes`` bounds what a call holds at once beyond the model and its tokenized texts: three eighths of it
+    (at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one matching step's
+    similarities and padded copies, ``activation_bytes`` for the encoder's work on one batch (``max_tokens`` bounds
+    it), and the rest for the embeddings that later steps need (past that, they spill to local disk).
     """
 
     batch_size: int = 64  # sentences per encoder batch at most
@@ -43,6 +43,7 @@ class Budget:
     memory_bytes: int = 512 * _MB  # embeddings and matching buffers held at once by one call
     step_cap: int | None = 256 * _MB  # the most one step's texts take (CPU: larger steps do not pay); None: no cap
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
+    activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
 
     @property
     def step_bytes(self) -> int:
@@ -58,7 +59,12 @@ class Budget:
     @property
     def kept_bytes(self) -> int:
         """What the embeddings kept for later steps may take in memory before they spill to disk."""
-        return max(0, self.memory_bytes - self.step_bytes - 8 * self.match_entries)
+        return max(0, self.memory_bytes - self.step_bytes - 8 * self.match_entries - self.activation_bytes)
+
+    def accounted_bytes(self, kept_in_memory: int) -> int:
+        """What a call holds by this budget's count while ``kept_in_memory`` bytes of embeddings wait for later
+        steps: the process growing past it is freed heap not handed back (see :mod:`.heap`)."""
+        return self.step_bytes + 8 * self.match_entries + self.activation_bytes + kept_in_memory
 
     @classmethod
     def for_device(
@@ -67,7 +73,7 @@ class Budget:
         """The budget of a call on ``device``: the memory the user gave (``memory_mb``), else an eighth of the
         host's available RAM on CPU (256 MB to 4 GB) or a quarter of the free GPU memory on CUDA (256 MB to 32 GB).
         On CUDA the encoder batches and steps grow with the free memory too: ``width`` (floats per token of an
-        embedding) sizes them."""
+        embedding) sizes them, and the encoder's work on a batch, about eight embeddings a token in float32."""
         free = free_device_memory(device)
         on_cuda = torch.device(device).type == "cuda"
         if memory_mb is not None:
@@ -78,7 +84,8 @@ class Budget:
             memory = min(max(free // 8, 256 * _MB), 4 << 30)
         if on_cuda:  # activations of a batch: ~64 floats a token per unit of width, in a quarter of what is free
             max_tokens = max(max_tokens, min(65536, (free // 4) // (64 * 4 * width)) // 1024 * 1024)
-        return cls(batch_size, max_tokens, memory, None if on_cuda else cls.step_cap, memory_mb is not None)
+        step_cap = None if on_cuda else cls.step_cap
+        return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, max_tokens * width * 4 * 8)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from fastbertscore import hardware
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
-from fastbertscore.pipeline.heap import release_free_memory
+from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, release_free_memory, resident_bytes
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
@@ -93,6 +93,7 @@ def _run(
         hardware.exact_float32(),
         bar,
         KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
+        ceiling(_limit(budget, kept)),
     ):
         for step in schedule.steps:
             fresh = set(step.embed)
@@ -102,6 +103,7 @@ def _run(
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, sent_weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
+                keep_under_ceiling()
             for u in set(step.keep).intersection(missing):
                 kept.put(u, emb[u])
             for u in step.release:
@@ -114,6 +116,16 @@ def _run(
                 kept.spilled_bytes / 2**20,
                 kept.lost,
             )
+
+
+def _limit(budget: Budget, kept: KeptEmbeddings):
+    """A budget the user gave is a bound on the process's growth: past what the budget accounts for (from the
+    resident memory as the call starts), freed heap is handed back to the OS within a step too. The default
+    budget trims only between steps, which costs no time."""
+    start = resident_bytes()
+    if not budget.explicit or start is None:
+        return None
+    return lambda: start + budget.accounted_bytes(kept.bytes)
 
 
 def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:

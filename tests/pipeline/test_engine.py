@@ -168,7 +168,10 @@ def test_the_default_budget_follows_the_device_and_a_given_one_is_kept():
     assert not cpu.explicit and cpu.step_bytes <= 256 * MB and cpu.max_tokens == 4096
     given = Budget.for_device("cpu", batch_size=64, max_tokens=4096, width=384, memory_mb=300)
     assert given.memory_bytes == 300 * MB and given.explicit
-    assert given.step_bytes + 8 * given.match_entries + given.kept_bytes == given.memory_bytes  # shares add up
+    # shares add up, the encoder's work on a batch included: memory_mb bounds the call, not only its embeddings
+    assert given.activation_bytes == 4096 * 384 * 4 * 8
+    assert given.step_bytes + 8 * given.match_entries + given.activation_bytes + given.kept_bytes == given.memory_bytes
+    assert given.accounted_bytes(given.kept_bytes) == given.memory_bytes
 
 
 def test_memory_mb_changes_no_number_and_not_the_hash(minilm_path, mt_pairs):

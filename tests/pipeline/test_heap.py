@@ -1,0 +1,55 @@
+"""The heap ceiling a call with ``memory_mb`` runs under: freed heap goes back to the OS once the process is past
+what the call accounts for, and only then.
+
+Each case runs in a fresh Python process, which makes the heap state it starts from the same on every run: it
+allocates 3,000 blocks of 64 KB with glibc's ``malloc`` (below its mmap threshold, so they live in the heap), frees
+all but the last (which pins the heap's top, so ``free`` alone cannot shrink it) and reports the resident memory
+before and after one :func:`keep_under_ceiling` call.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fastbertscore.pipeline import heap
+
+pytestmark = pytest.mark.skipif(not heap.can_release(), reason="needs glibc's malloc_trim (Linux)")
+
+CHILD = """
+import ctypes, ctypes.util, json, sys
+from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, resident_bytes
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+blocks = [libc.malloc(64 << 10) for _ in range(3000)]
+for block in blocks:
+    ctypes.memset(block, 1, 64 << 10)  # touched, so resident
+for block in blocks[:-1]:
+    libc.free(block)
+before = resident_bytes()
+limit = {"none": None, "below": lambda: 0, "above": lambda: before + (1 << 30)}[sys.argv[1]]
+with ceiling(limit):
+    keep_under_ceiling()
+print(json.dumps({"before": before, "after": resident_bytes()}))
+"""
+
+
+def run(limit: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, limit], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_past_the_ceiling_freed_heap_goes_back_to_the_os():
+    rss = run("below")
+    assert rss["before"] - rss["after"] > 150 << 20  # most of the 187 MB freed
+
+
+@pytest.mark.parametrize("limit", ["none", "above"])
+def test_under_the_ceiling_or_without_one_nothing_is_trimmed(limit):
+    rss = run(limit)
+    assert abs(rss["before"] - rss["after"]) < 16 << 20
