@@ -20,8 +20,11 @@ from fastbertscore.pipeline import heap
 pytestmark = pytest.mark.skipif(not heap.can_release(), reason="needs glibc's malloc_trim (Linux)")
 
 CHILD = """
-import ctypes, ctypes.util, json, sys
-from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, resident_bytes
+import ctypes, ctypes.util, importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("heap", sys.argv[2])  # the module alone: no torch to import
+heap = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(heap)
+ceiling, keep_under_ceiling, resident_bytes = heap.ceiling, heap.keep_under_ceiling, heap.resident_bytes
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
@@ -39,7 +42,8 @@ print(json.dumps({"before": before, "after": resident_bytes()}))
 
 
 def run(limit: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, limit], capture_output=True, text=True, check=False)
+    argv = [sys.executable, "-c", CHILD, limit, heap.__file__]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
