@@ -61,9 +61,9 @@ Args:
     window_stride (int, extra): with long_inputs="window", tokens neighbouring windows share (default a quarter).
     cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls.
     cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
-    memory_mb (int, extra): what one call holds at once (embeddings and matching buffers); past it, embeddings
-        later steps need spill to a temporary folder. Changes no number and is not in the hashcode (default: sized
-        to the device).
+    memory_mb (int, extra): what one call holds at once beyond the model and its tokens (embeddings, matching
+        buffers, the encoder's work on a batch); past it, embeddings later steps need spill to a temporary folder.
+        Changes no number and is not in the hashcode (default: sized to the device).
     layer_registry (bool, extra): for a model without a published layer, use the one `bertscore tune-layer
         --record` saved (named in the hashcode's layer).
 

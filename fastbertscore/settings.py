@@ -96,8 +96,9 @@ class Settings:
         None,
         "--memory_mb",
         type=int,
-        help="MB of embeddings one call holds at once (default: sized to the device: host RAM on CPU, free GPU memory "
-        "on CUDA); past it, embeddings later pairs need spill to a temporary folder. Changes no number",
+        help="MB one call holds at once beyond the model and its tokens: embeddings, matching buffers and the "
+        "encoder's work on a batch (default: sized to the device: host RAM on CPU, free GPU memory on CUDA); past "
+        "it, embeddings later pairs need spill to a temporary folder. Changes no number",
     )
     cache_dir: str | os.PathLike | None = _option(
         None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"

@@ -32,8 +32,8 @@ _MB = 1 << 20
 class Budget:
     """How much work goes into one step and how much memory one call holds; none of it changes a score.
 
-    ``memory_bytes`` bounds what a call holds at once beyond the model and its tokenized texts: three eighths of it
-    (at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one matching step's
+    ``memory_bytes`` bounds what a call holds at once beyond the model and its tokenized texts: a quarter of it
+    (``step_share``, at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one matching step's
     similarities and padded copies, ``activation_bytes`` for the encoder's work on one batch (``max_tokens`` bounds
     it), and the rest for the embeddings that later steps need (past that, they spill to local disk).
     """
@@ -46,10 +46,15 @@ class Budget:
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
 
     @property
+    def step_share(self) -> int:
+        """A quarter of the budget: the most one step's texts may take, and what a given budget must hold for the
+        largest pair (past the CPU's step cap, such a pair gets a step of its own)."""
+        return self.memory_bytes // 4
+
+    @property
     def step_bytes(self) -> int:
         """What the embeddings of one step's texts may take together."""
-        share = self.memory_bytes * 3 // 8
-        return share if self.step_cap is None else min(share, self.step_cap)
+        return self.step_share if self.step_cap is None else min(self.step_share, self.step_cap)
 
     @property
     def match_entries(self) -> int:
