@@ -35,6 +35,16 @@ def test_unknown_options_and_bad_values_are_named():
         Settings(model_type=MINILM, batch_size=0)
 
 
+@pytest.mark.parametrize("name", ["all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"])
+@pytest.mark.parametrize("value", [1, "no", None])
+def test_a_switch_given_something_else_than_a_bool_is_named(name, value):
+    # QA of issue 37: all_layers=1 crashed inside the encoder, all_layers="no" inside transformers
+    with pytest.raises(TypeError, match=f"{name} must be True or False, got {type(value).__name__}"):
+        Settings(model_type=MINILM, lang="en", **{name: value})
+    with pytest.raises(TypeError, match=f"{name} must be True or False"):
+        fb.score(["The cat sat."], ["A cat sat."], model_type=MINILM, **{name: value})
+
+
 def test_idf_over_counts_over_the_flattened_references_only_when_idf_is_true():
     refs = ["a cat", ["it rains", "rain falls"]]
     assert Settings(model_type=MINILM, idf=True).idf_over(refs).idf_sents == ("a cat", "it rains", "rain falls")

@@ -372,3 +372,22 @@ def test_a_folder_given_as_a_file_is_named_as_a_folder(tmp_path, capsys):
     code = main(["-c", str(tmp_path), "-r", str(tmp_path / "r.txt"), "-m", fb.DEFAULT_MODEL])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err == [f"bertscore: error: {tmp_path} is a folder: give a file with one text per line"]
+
+
+@pytest.mark.parametrize("args", [["--memory_mb", "5"], ["-c", "cands.txt"], ["-c", "a", "-r", "b"]])
+def test_python_m_fastbertscore_refuses_options_instead_of_scoring_them(args, capsys):
+    # QA of issue 37: '--memory_mb 5' was scored as the text "--memory_mb" against "5"
+    from fastbertscore.__main__ import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "takes two texts, not options" in err and "bertscore -c CANDS -r REFS" in err and len(err.splitlines()) == 1
+
+
+def test_python_m_fastbertscore_help_and_texts_after_two_dashes(capsys):
+    from fastbertscore.__main__ import main
+
+    assert main(["--help"]) == 0
+    assert "usage: python -m fastbertscore" in capsys.readouterr().out
+    assert main(["--", "-a dash first", "a dash first"]) == 0
+    assert "candidate: -a dash first" in capsys.readouterr().out
