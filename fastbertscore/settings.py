@@ -110,6 +110,10 @@ class Settings:
     )
 
     def __post_init__(self):
+        for name in ("all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):  # 1 or "no" crashed inside the encoder or transformers
+                raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         check_options(
             model_type=self.model_type,
             lang=self.lang,
@@ -125,10 +129,6 @@ class Settings:
         check_positive_int(self.batch_size, "batch_size")
         if self.memory_mb is not None:
             check_positive_int(self.memory_mb, "memory_mb")
-        for name in ("all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"):
-            value = getattr(self, name)
-            if not isinstance(value, bool):  # 1 or "no" crashed inside the encoder or transformers
-                raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         if not isinstance(self.idf, (bool, Mapping)):
             raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
         if self.idf_sents is not None:
