@@ -33,14 +33,15 @@ class Budget:
     """How much work goes into one step and how much memory one call holds; none of it changes a score.
 
     ``memory_bytes`` bounds what a call holds at once beyond the model and its tokenized texts: a quarter of it
-    (``step_share``, at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one matching step's
-    similarities and padded copies, ``activation_bytes`` for the encoder's work on one batch (``max_tokens`` bounds
-    it), and the rest for the embeddings that later steps need (past that, they spill to local disk).
+    (``step_share``, at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one
+    matching step's similarities and padded copies, ``activation_bytes`` for the encoder's work on one batch
+    (``max_tokens`` bounds it), and the rest for the embeddings that later steps need (past that, they spill to
+    local disk).
     """
 
     batch_size: int = 64  # sentences per encoder batch at most
     max_tokens: int = 4096  # padded tokens per encoder batch at most
-    memory_bytes: int = 512 * _MB  # embeddings and matching buffers held at once by one call
+    memory_bytes: int = 512 * _MB  # held at once by one call: embeddings, matching buffers, a batch's work
     step_cap: int | None = 256 * _MB  # the most one step's texts take (CPU: larger steps do not pay); None: no cap
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
