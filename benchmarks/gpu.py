@@ -206,7 +206,8 @@ def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, 
     import torch
 
     from fastbertscore import hardware
-    from fastbertscore.pipeline.embed import length_batches, pad_id_of
+    from fastbertscore.pipeline.batching import buckets, pad
+    from fastbertscore.pipeline.embed import pad_id_of
 
     embedder = scorer.embedder
     ids = embedder.tokenizer(sorted(set(texts)), truncation=True, max_length=embedder.max_length)["input_ids"]
@@ -214,14 +215,10 @@ def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, 
     order = sorted(range(len(ids)), key=lambda i: -lengths[i])
     budget = embedder.budget(64)
     batches = []
-    for batch in length_batches(lengths, order, budget.batch_size, budget.max_tokens):
-        width = lengths[batch[0]]
-        input_ids = torch.full((len(batch), width), pad_id_of(embedder.tokenizer), dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, i in enumerate(batch):
-            input_ids[row, : lengths[i]] = torch.tensor(ids[i])
-            mask[row, : lengths[i]] = 1
-        batches.append((input_ids.to(device), mask.to(device)))
+    batches_of = buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], budget.max_tokens, 64)
+    for batch in batches_of:
+        input_ids, mask = pad([torch.tensor(ids[i]) for i in batch], pad_id_of(embedder.tokenizer))
+        batches.append((input_ids.to(device), mask.long().to(device)))
     with torch.inference_mode(), hardware.exact_float32():
         seconds, _, _ = _timed(device, lambda: [embedder.encoder(a, m) for a, m in batches])
     return seconds, sum(lengths)

@@ -20,7 +20,8 @@ from fastbertscore._version import __version__
 from fastbertscore.baselines.table import read_baseline, select_layers
 from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from fastbertscore.cache.memory import EmbeddingCache
-from fastbertscore.pipeline.embedder import Budget, Embedder
+from fastbertscore.pipeline.budget import MAX_TOKENS
+from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.encoder import Encoder, load_encoder, max_input_length
 from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.weights import plain_table
@@ -57,8 +58,8 @@ def build_embedder(settings: Settings) -> Embedder:
     layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again
     cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
     plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
-    # Reduced precision runs fastest on larger batches (measured on AMX CPUs; see benchmarks/).
-    max_tokens = Budget.max_tokens * (2 if dtype != "float32" else 1)
+    # Reduced precision runs fastest on larger batches (docs/speed.md).
+    max_tokens = MAX_TOKENS * (2 if dtype != "float32" else 1)
     return Embedder(
         tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk, settings.memory_mb
     )

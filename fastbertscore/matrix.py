@@ -7,12 +7,14 @@ Both run the one path (prepare → embed → match → finish) with all-vs-all m
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
-from fastbertscore.pipeline.allpairs import embed_texts, score_matrix
+from fastbertscore.pipeline.allpairs import embedded, score_matrix
+from fastbertscore.pipeline.prepare import Distinct
 from fastbertscore.validate import UTILITIES
 
 
@@ -25,25 +27,17 @@ def _finish(scorer, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torc
     return raw[..., 0], raw[..., 1], raw[..., 2]
 
 
-def _distinct(labelled) -> tuple[dict[str, int], list[str]]:
-    """Each distinct text's position, and the label (``texts_a[3]``) of its first occurrence, from (label, text)."""
-    index: dict[str, int] = {}
-    labels: list[str] = []
-    for label, text in labelled:
-        if text not in index:
-            index[text] = len(index)
-            labels.append(label)
-    return index, labels
-
-
 def pairwise_scores(scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None):
     """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``a[i]`` as the
     candidate against ``b[j]`` as the reference. ``a`` and ``b`` are checked (``validate.check_matrix_texts``)."""
-    index, labels = _distinct(
-        (f"{name}[{i}]", text) for name, texts in (("texts_a", a), ("texts_b", b)) for i, text in enumerate(texts)
-    )
-    emb = _embed(scorer, list(index), labels, batch_size, verbose)
-    raw = score_matrix(emb, [index[t] for t in a], [index[t] for t in b], scorer.embedder.n_layers, verbose=verbose)
+    texts = Distinct(a, b)
+
+    def label(u: int) -> str:
+        column, i = texts.first(u)
+        return f"{('texts_a', 'texts_b')[column]}[{i}]"
+
+    with _embedded(scorer, texts.texts, label, batch_size, verbose) as emb:
+        raw = score_matrix(emb, *texts.columns, verbose=verbose)
     return _finish(scorer, raw)
 
 
@@ -84,34 +78,39 @@ def mbr_select(
     if scorer.all_layers:
         raise ValueError("mbr needs one layer: build the scorer without all_layers=True")
     named = (("samples", groups), ("references", pseudo or []))
-    index, labels = _distinct(
-        (f"{name}[{g}][{k}]", text)
-        for name, all_groups in named
-        for g, group in enumerate(all_groups)
-        for k, text in enumerate(group)
-    )
-    emb = _embed(scorer, list(index), labels, batch_size, verbose)
+    owners = [[(g, k) for g, group in enumerate(all_groups) for k in range(len(group))] for _, all_groups in named]
+    texts = Distinct(*([text for group in all_groups for text in group] for _, all_groups in named))
+    starts = [[0, *itertools.accumulate(len(group) for group in all_groups)] for _, all_groups in named]
+
+    def label(u: int) -> str:
+        column, i = texts.first(u)
+        g, k = owners[column][i]
+        return f"{named[column][0]}[{g}][{k}]"
+
     which = UTILITIES.index(utility)
     picks, utilities = [], []
-    for g, group in enumerate(groups):
-        rows = [index[t] for t in group]
-        cols = rows if pseudo is None else [index[t] for t in pseudo[g]]
-        values = _finish(scorer, score_matrix(emb, rows, cols, 1))[which]
-        if pseudo is None:
-            if len(rows) == 1:
-                picks.append(0)
-                utilities.append(torch.full((1,), float("nan")))
-                continue
-            values = values.masked_fill(torch.eye(len(rows), dtype=torch.bool), 0.0)
-            mean = values.sum(dim=1) / (len(rows) - 1)  # against every other sample, not itself
-        else:
-            mean = values.mean(dim=1)
-        picks.append(int(mean.argmax()))
-        utilities.append(mean)
+    with _embedded(scorer, texts.texts, label, batch_size, verbose) as emb:
+        for g, group in enumerate(groups):
+            rows = texts.columns[0][starts[0][g] : starts[0][g] + len(group)]
+            cols = rows if pseudo is None else texts.columns[1][starts[1][g] : starts[1][g] + len(pseudo[g])]
+            picks_g, mean = _pick(_finish(scorer, score_matrix(emb, rows, cols))[which], pseudo is None)
+            picks.append(picks_g)
+            utilities.append(mean)
     return MBRResult(picks, utilities, utility)
 
 
-def _embed(scorer, texts: list[str], labels: list[str], batch_size: int | None, verbose: bool):
-    return embed_texts(
-        scorer.embedder, texts, labels, scorer.weights(), batch_size=batch_size or scorer.batch_size, verbose=verbose
-    )
+def _pick(values: torch.Tensor, against_each_other: bool) -> tuple[int, torch.Tensor]:
+    """The chosen sample of one group and every sample's mean utility, from its ``(K, M)`` utility matrix."""
+    if against_each_other:
+        if len(values) == 1:
+            return 0, torch.full((1,), float("nan"))
+        values = values.masked_fill(torch.eye(len(values), dtype=torch.bool), 0.0)
+        mean = values.sum(dim=1) / (len(values) - 1)  # against every other sample, not itself
+    else:
+        mean = values.mean(dim=1)
+    return int(mean.argmax()), mean
+
+
+def _embedded(scorer, texts: list[str], label, batch_size: int | None, verbose: bool):
+    budget = scorer.embedder.budget(batch_size or scorer.batch_size)
+    return embedded(scorer.embedder, texts, label, scorer.weights(), budget, verbose=verbose)

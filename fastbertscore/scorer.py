@@ -10,8 +10,9 @@ import torch
 from fastbertscore import assembly
 from fastbertscore._version import __version__
 from fastbertscore.baselines.table import rescale
-from fastbertscore.pipeline.embedder import Embedder, Weights
+from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.engine import score_pairs
+from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.tokens import tokenize
 from fastbertscore.pipeline.weights import document_frequencies, idf_table, sentence_weights, table_from_mapping
 from fastbertscore.result import ScoreResult, best_of_groups, split_prf
@@ -265,7 +266,7 @@ class BERTScorer:
     def token_embeddings(self, ids: list[list[int]], *, batch_size: int | None = None) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
         with torch.inference_mode():
-            out = self.embedder.embed(ids, range(len(ids)), batch_size=self._batch_size(batch_size))
+            out = self.embedder.embed(ids, range(len(ids)), self.embedder.budget(self._batch_size(batch_size)))
         return [out[i] for i in range(len(ids))]
 
     def token_weights(self, ids: list[int]) -> torch.Tensor:

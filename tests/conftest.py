@@ -20,19 +20,12 @@ import pytest
 from paths import RATINGS
 from tiny_models import save_tiny
 
-#: The second numeric path of .ci/run: every encoder batch holds this many sentences, whatever a caller asked
-#: for, so that padding and GEMM blocking differ from the first run (subprocesses keep their own batch sizes).
-ENCODER_BATCH = os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")
+#: The second numeric path of .ci/run sets this supported hook (fastbertscore.pipeline.budget): every encoder batch
+#: holds that many sentences, whatever a caller asked for, so that padding and GEMM blocking differ from the
+#: first run; subprocesses inherit it.
+ENCODER_BATCH = os.environ.get("FASTBERTSCORE_ENCODER_BATCH")
 #: What selects the CPU kernels; .ci/run's second path sets them lower.
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
-
-
-def pytest_configure(config):
-    if ENCODER_BATCH:
-        from fastbertscore.pipeline import embed
-
-        size, run = int(ENCODER_BATCH), embed.run_batches  # the one place every encoder batch is made
-        embed.run_batches = lambda encoder, rows, *, batch_size, **rest: run(encoder, rows, batch_size=size, **rest)
 
 
 def kernel_fingerprint() -> str:

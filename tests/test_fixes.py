@@ -28,7 +28,7 @@ def test_empty_and_blank_texts_score_zero(minilm_path, mt_pairs, caplog):
     ref = bert_score.score([cands[i] for i in keep], [refs[i] for i in keep], model_type=minilm_path, num_layers=4)
     assert_scores_close([x[keep] for x in (P, R, F)], ref)
     messages = " ".join(r.getMessage() for r in caplog.records)
-    assert "empty cand text (first: cands[1])" in messages and "empty ref text (first: refs[3])" in messages
+    assert "candidate(s) empty (first: cands[1])" in messages and "reference(s) empty (first: refs[3])" in messages
 
 
 def test_model_missing_from_the_table_gets_a_depth_proportional_layer(tiny_model, mt_pairs, caplog):

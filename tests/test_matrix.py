@@ -4,6 +4,7 @@ bad groups are refused before any model work."""
 from __future__ import annotations
 
 import json
+import logging
 
 import bert_score
 import pytest
@@ -62,6 +63,24 @@ def test_entries_equal_score_with_idf_rescaling_and_all_layers(minilm_path, mt_p
         flat = scorer.score(*_expanded(texts_a, texts_b))
         shape = (7, 5) if not all_layers else (7, 7, 5)
         _close(ours, flat, shape, baseline=scorer.baseline_vals)  # rescaled: the raw bound over 1 - b
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_a_small_memory_budget_spills_and_changes_no_number(minilm_path, mt_pairs, symmetric, caplog):
+    """All-vs-all keeps its embeddings under memory_mb as pairs do: past the budget they spill to disk, and its
+    similarity blocks shrink with it; every entry stays what the default budget gives."""
+    texts_a = list(dict.fromkeys(mt_pairs[0]))[:12]
+    texts_b = None if symmetric else list(dict.fromkeys(mt_pairs[1]))[:7]
+    scorer = fb.BERTScorer(model_type=minilm_path, num_layers=4)
+    default = scorer.pairwise(texts_a, texts_b)
+    small = fb.BERTScorer(model_type=minilm_path, num_layers=4, memory_mb=1)
+    with caplog.at_level(logging.INFO, logger="fastbertscore.cache.spill"):
+        bounded = small.pairwise(texts_a, texts_b)
+        picks = small.mbr([texts_a[:5], texts_a[5:]])
+    assert any("spilled to disk" in r.getMessage() for r in caplog.records), "1 MB holds 12 texts' embeddings"
+    shape = tuple(default[0].shape)
+    _close(bounded, tuple(m.flatten() for m in default), shape)
+    assert picks.index == scorer.mbr([texts_a[:5], texts_a[5:]]).index
 
 
 def test_window_mode_scores_long_texts_in_full_as_score_does(mt_pairs):

@@ -15,7 +15,7 @@ import fastbertscore as fb
 from fastbertscore.integrations.torchmetrics import BERTScore
 
 pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")),
+    bool(os.environ.get("FASTBERTSCORE_ENCODER_BATCH")),
     reason="encoder batches are forced to one size on this run",
 )
 

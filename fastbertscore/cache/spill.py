@@ -72,7 +72,14 @@ class KeptEmbeddings:
         self.spilled.pop(u, None)
 
     def close(self) -> None:
-        """Forget everything and remove the temporary folder."""
+        """Forget everything and remove the temporary folder; log what spilled or was lost, if anything."""
+        if self.spilled_bytes or self.lost:
+            logger.info(
+                "kept embeddings: %.0f MB spilled to disk, %d text(s) to embed again",
+                self.spilled_bytes / 2**20,
+                self.lost,
+            )
+            self.spilled_bytes = self.lost = 0
         self.in_memory.clear()
         self.spilled.clear()
         self.bytes = 0

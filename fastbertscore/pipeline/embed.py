@@ -1,19 +1,26 @@
-"""Token ids → unit-norm contextual embeddings, in length-sorted batches under a token budget."""
+"""Token ids → unit-norm contextual embeddings: the encoder run, in length-sorted batches under a token budget.
+
+:func:`encode` is what :meth:`~fastbertscore.pipeline.embedder.Embedder.embed` runs for the texts its cache does
+not hold; nothing else runs the encoder. Batches are cut by :func:`~.batching.buckets` and padded by
+:func:`~.batching.pad`, as every other step of the pipeline is.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import torch
 from tqdm.auto import tqdm
 
 from fastbertscore import hardware
+from fastbertscore.pipeline.batching import buckets, pad
+from fastbertscore.pipeline.budget import forced_batch_size
 from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.heap import keep_under_ceiling
 from fastbertscore.pipeline.match import normalize
-from fastbertscore.pipeline.windows import WindowSpec, plan, stitch, window_ids
+from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
 
 logger = logging.getLogger(__name__)
 
@@ -23,26 +30,7 @@ def pad_id_of(tokenizer) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
 
-def length_batches(
-    lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int
-) -> Iterator[list[int]]:
-    """Split ``order`` (indices sorted by decreasing length) into batches.
-
-    A batch holds at most ``batch_size`` sequences and at most ``max_tokens`` tokens once padded to its
-    longest member; a single sequence longer than the budget still gets a batch of its own.
-    """
-    batch: list[int] = []
-    for index in order:
-        longest = lengths[batch[0]] if batch else lengths[index]
-        if batch and (len(batch) >= batch_size or (len(batch) + 1) * longest > max_tokens):
-            yield batch
-            batch = []
-        batch.append(index)
-    if batch:
-        yield batch
-
-
-def embed(
+def encode(
     encoder: Encoder,
     ids: Sequence[list[int]],
     wanted: Sequence[int],
@@ -64,14 +52,14 @@ def embed(
     windowed: dict[int, tuple[list[tuple[int, int]], list[int], list[int]]] = {}
     for index in wanted:
         if window is not None and len(ids[index]) > window.max_length:
-            spans, owner = plan(len(ids[index]), window)
+            spans, owner = window_spans(len(ids[index]), window)
             windowed[index] = (spans, owner, list(range(len(rows), len(rows) + len(spans))))
             rows.extend(window_ids(ids[index], window, spans))
         else:
             rows.append(ids[index])
     # Progress counts sentences: per batch when every row is a sentence, else once the windows are stitched.
     live = progress if not windowed else None
-    outputs = run_batches(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
+    outputs = _run_batches(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
     out: dict[int, torch.Tensor] = {}
     position = 0
     for index in wanted:
@@ -88,22 +76,23 @@ def embed(
     return out
 
 
-def run_batches(
+def _run_batches(
     encoder: Encoder, rows: list[list[int]], *, pad_id: int, batch_size: int, max_tokens: int, progress: tqdm | None
 ) -> list[torch.Tensor]:
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
-    The one place every encoder batch is made (tests/conftest.py forces its size on the second numeric path).
 
+    ``$FASTBERTSCORE_ENCODER_BATCH`` (:func:`~.budget.forced_batch_size`), when set, replaces ``batch_size``.
     Float32 work runs in full float32 whatever the caller set (:func:`~fastbertscore.hardware.exact_float32`).
     On a GPU the batches are copied from pinned memory without waiting, and the device is waited for once, at
     the end, to check that every embedding is finite. A batch that runs out of GPU memory is halved and retried,
     and later batches keep the smaller size; one text alone that does not fit is a clear error.
     """
     device = encoder.device
+    batch_size = forced_batch_size() or batch_size
     lengths = [len(seq) for seq in rows]
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
-    pending = deque(length_batches(lengths, order, batch_size, max_tokens))
+    pending = deque(buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with hardware.exact_float32():
@@ -113,7 +102,7 @@ def run_batches(
                 pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))
                 continue
             try:
-                input_ids, mask = _padded(rows, lengths, batch, pad_id, device)
+                input_ids, mask = _padded(rows, batch, pad_id, device)
                 hidden = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
                 if len(batch) == 1:
@@ -146,15 +135,11 @@ def run_batches(
     return done
 
 
-def _padded(rows: list[list[int]], lengths: list[int], batch: list[int], pad_id: int, device: torch.device):
-    """Token ids and attention mask of ``batch`` (longest first), padded, on ``device``: built on the host, copied
-    from pinned memory without waiting when the device is a GPU."""
-    longest = lengths[batch[0]]
-    input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(batch), longest), dtype=torch.long)
-    for row, index in enumerate(batch):
-        input_ids[row, : lengths[index]] = torch.tensor(rows[index], dtype=torch.long)
-        mask[row, : lengths[index]] = 1
+def _padded(rows: list[list[int]], batch: list[int], pad_id: int, device: torch.device):
+    """Token ids and attention mask of ``batch``, padded, on ``device``: built on the host, copied from pinned
+    memory without waiting when the device is a GPU."""
+    input_ids, mask = pad([torch.tensor(rows[index], dtype=torch.long) for index in batch], pad_id)
+    mask = mask.long()
     if device.type == "cuda":
         return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
     return input_ids.to(device), mask.to(device)

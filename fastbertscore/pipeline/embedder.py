@@ -1,113 +1,26 @@
 """The loaded model as one frozen value: tokenizer, encoder, max length, window, caches and token budget.
 
 :func:`fastbertscore.assembly.build_embedder` builds it from :class:`~fastbertscore.Settings`; every pipeline step
-takes it, so nothing below the scorer needs a ``BERTScorer``. Its one job beyond holding the model is the shared
-first step of every path: :meth:`Embedder.prepare` (tokenize, lengths, weights) and :meth:`Embedder.embed`.
+takes it, so nothing below the scorer needs a ``BERTScorer``. Beyond holding the model it does the first two steps
+of every path: :meth:`Embedder.prepare` (tokenize, check lengths, weigh) and :meth:`Embedder.embed`, the one way
+distinct texts become embeddings (pairs, all-pairs, explanations and ``token_embeddings`` all call it).
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from tqdm.auto import tqdm
 
-from fastbertscore.hardware import free_device_memory
-from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.budget import Budget
+from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.encoder import Encoder
-from fastbertscore.pipeline.tokens import Tokenized, tokenize, warn_truncated
-from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
+from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
-
-logger = logging.getLogger(__name__)
-
-
-_MB = 1 << 20
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much work goes into one step and how much memory one call holds; none of it changes a score.
-
-    ``memory_bytes`` bounds what a call holds at once beyond the model and its tokenized texts: a quarter of it
-    (``step_share``, at most ``step_cap``) for the texts of the step being matched, a sixteenth each for one
-    matching step's similarities and padded copies, ``activation_bytes`` for the encoder's work on one batch
-    (``max_tokens`` bounds it), and the rest for the embeddings that later steps need (past that, they spill to
-    local disk).
-    """
-
-    batch_size: int = 64  # sentences per encoder batch at most
-    max_tokens: int = 4096  # padded tokens per encoder batch at most
-    memory_bytes: int = 512 * _MB  # held at once by one call: embeddings, matching buffers, a batch's work
-    step_cap: int | None = 256 * _MB  # the most one step's texts take (CPU: larger steps do not pay); None: no cap
-    explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
-    activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
-
-    @property
-    def step_share(self) -> int:
-        """A quarter of the budget: the most one step's texts may take, and what a given budget must hold for the
-        largest pair (past the CPU's step cap, such a pair gets a step of its own)."""
-        return self.memory_bytes // 4
-
-    @property
-    def step_bytes(self) -> int:
-        """What the embeddings of one step's texts may take together."""
-        return self.step_share if self.step_cap is None else min(self.step_share, self.step_cap)
-
-    @property
-    def match_entries(self) -> int:
-        """fp32 entries in one matching step's similarities, and again in its padded copies: a sixteenth each."""
-        return max(1, min(1 << 24, self.memory_bytes // 64))
-
-    @property
-    def kept_bytes(self) -> int:
-        """What the embeddings kept for later steps may take in memory before they spill to disk."""
-        return max(0, self.memory_bytes - self.step_bytes - 8 * self.match_entries - self.activation_bytes)
-
-    def accounted_bytes(self, kept_in_memory: int) -> int:
-        """What a call holds by this budget's count while ``kept_in_memory`` bytes of embeddings wait for later
-        steps: the process growing past it is freed heap not handed back (see :mod:`.heap`)."""
-        return self.step_bytes + 8 * self.match_entries + self.activation_bytes + kept_in_memory
-
-    @classmethod
-    def for_device(
-        cls, device: torch.device, *, batch_size: int, max_tokens: int, width: int, memory_mb: int | None = None
-    ) -> Budget:
-        """The budget of a call on ``device``: the memory the user gave (``memory_mb``), else an eighth of the
-        host's available RAM on CPU (256 MB to 4 GB) or a quarter of the free GPU memory on CUDA (256 MB to 32 GB).
-        On CUDA the encoder batches and steps grow with the free memory too: ``width`` (floats per token of an
-        embedding) sizes them, and the encoder's work on a batch, about eight embeddings a token in float32."""
-        free = free_device_memory(device)
-        on_cuda = torch.device(device).type == "cuda"
-        if memory_mb is not None:
-            memory = memory_mb * _MB
-        elif on_cuda:
-            memory = min(max(free // 4, 256 * _MB), 32 << 30)
-        else:
-            memory = min(max(free // 8, 256 * _MB), 4 << 30)
-        if on_cuda:  # activations of a batch: ~64 floats a token per unit of width, in a quarter of what is free
-            max_tokens = max(max_tokens, min(65536, (free // 4) // (64 * 4 * width)) // 1024 * 1024)
-        step_cap = None if on_cuda else cls.step_cap
-        return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, max_tokens * width * 4 * 8)
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Token weights: ``table`` ``(vocab,)`` (idf or plain), ``fallback`` for texts whose weights are all 0."""
-
-    table: torch.Tensor
-    fallback: torch.Tensor
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty)."""
-
-    tok: Tokenized
-    weights: list[torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -170,24 +83,27 @@ class Embedder:
         self,
         ids: Sequence[list[int]],
         wanted: Sequence[int],
+        budget: Budget,
         *,
-        batch_size: int,
-        progress=None,
-        budget: Budget | None = None,
+        progress: tqdm | None = None,
     ) -> dict[int, torch.Tensor]:
-        """Unit-norm embeddings of the texts ``wanted`` (indices into ``ids``) on the encoder's device, through the
-        cache when there is one: caches keep host copies, and a hit is handed back on the encoder's device."""
-        budget = budget or self.budget(batch_size)
-        run = functools.partial(
-            embed,
-            self.encoder,
-            ids,
-            pad_id=pad_id_of(self.tokenizer),
-            batch_size=budget.batch_size,
-            max_tokens=budget.max_tokens,
-            window=self.active_window,
-            progress=progress,
-        )
+        """Unit-norm embeddings ``{u: (T, D)}`` (``(T, L + 1, D)`` with all layers) of the texts ``wanted``
+        (indices into ``ids``, the token ids of distinct texts) on the encoder's device, in encoder batches of
+        ``budget``; through the cache when there is one: caches keep host copies, and a hit is handed back on the
+        encoder's device."""
+
+        def run(units: Sequence[int]) -> dict[int, torch.Tensor]:
+            return encode(
+                self.encoder,
+                ids,
+                units,
+                pad_id=pad_id_of(self.tokenizer),
+                batch_size=budget.batch_size,
+                max_tokens=budget.max_tokens,
+                window=self.active_window,
+                progress=progress,
+            )
+
         if self.cache is None:
             return run(wanted)
         device = self.encoder.device
@@ -200,37 +116,3 @@ class Embedder:
         for u, e in fresh.items():
             self.cache.put(ids[u], e)
         return {**hits, **fresh}
-
-
-def check_long(tok: Tokenized, max_length: int, long_inputs: str, label, position=None) -> None:
-    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
-    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
-    long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
-    if long and long_inputs == "error":
-        first = min(long, key=position) if position else long[0]
-        raise ValueError(
-            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
-            "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
-        )
-    if long:
-        logger.info(
-            "%d of %d texts exceed %d tokens and are scored through sliding windows",
-            len(long),
-            len(tok.ids),
-            max_length,
-        )
-
-
-def text_weights(tok: Tokenized, weights: Weights, label) -> list[torch.Tensor]:
-    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
-    ``ValueError`` naming the text as ``label(u)`` gives it."""
-    out = []
-    for u, ids in enumerate(tok.ids):
-        if tok.is_empty(u):
-            out.append(torch.empty(0))
-            continue
-        try:
-            out.append(sentence_weights(ids, weights.table, weights.fallback))
-        except ValueError as error:
-            raise ValueError(f"{label(u)}: {error}") from None
-    return out

@@ -3,7 +3,7 @@
 The call is planned before anything is embedded (:mod:`.plan`): pairs that share a text are matched in the same
 step, so each distinct text is embedded once whatever the order and size of the input, and the embeddings a
 later step still needs are kept (:class:`~fastbertscore.cache.spill.KeptEmbeddings`: in memory up to the budget,
-then on local disk). Memory stays bounded by the :class:`~.embedder.Budget`: one step's texts, one matching
+then on local disk). Memory stays bounded by the :class:`~.budget.Budget`: one step's texts, one matching
 step's buffers and the kept embeddings, never the corpus.
 """
 
@@ -13,37 +13,40 @@ import logging
 import math
 
 import torch
-from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
 from fastbertscore import hardware
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.pipeline.embedder import Budget, Embedder, Weights
-from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, release_free_memory, resident_bytes
+from fastbertscore.pipeline.batching import buckets, pad
+from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
+from fastbertscore.pipeline.embedder import Embedder
+from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, release_free_memory
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
-from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
+from fastbertscore.pipeline.prepare import Distinct, Weights, warn_empty
+from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
 
 
 class _Texts:
-    """Distinct texts of a batch of pairs, each tokenized and weighted once."""
+    """The distinct texts of a batch of pairs: pair ``i`` is text ``cand[i]`` against text ``ref[i]``."""
 
     def __init__(self, pairs: Pairs):
-        index: dict[str, int] = {}
-        self.cand = [index.setdefault(text, len(index)) for text in pairs.cands]
-        self.ref = [index.setdefault(text, len(index)) for text in pairs.refs]
-        self.texts = list(index)
+        self.distinct = Distinct(pairs.cands, pairs.refs)
+        self.cand, self.ref = self.distinct.columns
+        self.texts = self.distinct.texts
         self.pairs = pairs
 
     def first_use(self, u: int) -> str:
-        """Where distinct text ``u`` first appears in the caller's input, for error messages."""
-        for side, column in (("refs", self.ref), ("cands", self.cand)):
-            if u in column:
-                return self.pairs.label(side, column.index(u))
-        raise KeyError(u)
+        """Where distinct text ``u`` first appears in the caller's input (references first), for error messages."""
+        column, row = self.distinct.first(u, order=(1, 0))
+        return self.pairs.label(("cands", "refs")[column], row)
+
+    def position(self, u: int) -> int:
+        """Row of the first pair that uses text ``u``, for "the first offending input"."""
+        return min(column.index(u) for column in self.distinct.columns if u in column)
 
 
 def score_pairs(
@@ -58,14 +61,15 @@ def score_pairs(
         ValueError: the budget was given (``memory_mb``) and cannot hold the embeddings of the largest pair.
     """
     texts = _Texts(pairs)
-    prepared = embedder.prepare(texts.texts, weights, texts.first_use, lambda u: _input_position(texts, u))
+    prepared = embedder.prepare(texts.texts, weights, texts.first_use, texts.position)
     tok, sent_weights = prepared.tok, prepared.weights
-    _warn_empty(tok, texts)
+    warn_empty(tok, "candidate(s)", texts.cand, lambda row: pairs.label("cands", row))
+    warn_empty(tok, "reference(s)", texts.ref, lambda row: pairs.label("refs", row))
 
     encoder, n_layers = embedder.encoder, embedder.n_layers
     out = torch.zeros((n_layers, len(pairs.cands), 3), dtype=torch.float32)
     live = [i for i in range(len(pairs.cands)) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
-    size = [len(ids) * 4 * encoder.width * n_layers for ids in tok.ids]  # bytes of each text's embedding
+    size = [len(ids) * FLOAT_BYTES * encoder.width * n_layers for ids in tok.ids]  # bytes of each text's embedding
     _check_budget(budget, live, texts, size)
     schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
     _run(embedder, schedule, texts, tok, sent_weights, out, budget=budget, verbose=verbose)
@@ -93,13 +97,13 @@ def _run(
         hardware.exact_float32(),
         bar,
         KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
-        ceiling(_limit(budget, kept)),
+        ceiling(budget.ceiling(lambda: kept.bytes)),
     ):
         for step in schedule.steps:
             fresh = set(step.embed)
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
-            emb.update(embedder.embed(tok.ids, missing, batch_size=budget.batch_size, progress=bar, budget=budget))
+            emb.update(embedder.embed(tok.ids, missing, budget, progress=bar))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, sent_weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
@@ -110,23 +114,6 @@ def _run(
                 kept.drop(u)
             del emb
             release_free_memory()
-        if kept.spilled_bytes or kept.lost:
-            logger.info(
-                "kept embeddings: %.0f MB spilled to disk, %d text(s) embedded again",
-                kept.spilled_bytes / 2**20,
-                kept.lost,
-            )
-
-
-def _limit(budget: Budget, kept: KeptEmbeddings):
-    """A budget the user gave is a bound on the process's growth: past what the budget accounts for (from the
-    resident memory as the call starts), freed heap is handed back to the OS within a step too. The default
-    budget trims only between steps, which costs no time. (A ceiling without the batch's own work, checked between
-    batches, trimmed every few batches: each page faulted in again cost 5 times the trim on the WMT file.)"""
-    start = resident_bytes()
-    if not budget.explicit or start is None:
-        return None
-    return lambda: start + budget.accounted_bytes(kept.bytes)
 
 
 def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:
@@ -141,65 +128,36 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
     # Against the budget's own share, not the CPU's step cap (a speed setting): a pair over the cap gets a step
     # of its own, and the size this message names must be enough.
     if need(row) > budget.step_share:
-        given = budget.memory_bytes / 2**20
-        least = math.ceil(4 * need(row) / 2**20)
+        given = budget.memory_bytes / MB
+        least = math.ceil(STEP_SHARE * need(row) / MB)
         raise ValueError(
             f"memory_mb={given:g} is too small: the pair at {texts.pairs.label('cands', row)} and "
-            f"{texts.pairs.label('refs', row)} needs {need(row) / 2**20:.1f} MB of embeddings in one step, and a step "
+            f"{texts.pairs.label('refs', row)} needs {need(row) / MB:.1f} MB of embeddings in one step, and a step "
             f"gets a quarter of the budget; give memory_mb={least} or more (or leave it unset to size it to the device)"
         )
-
-
-def _input_position(texts: _Texts, u: int) -> int:
-    """Row of the first pair that uses text ``u``, for "the first offending input"."""
-    return min((row for row, (c, r) in enumerate(zip(texts.cand, texts.ref, strict=True)) if u in (c, r)), default=0)
-
-
-def _warn_empty(tok: Tokenized, texts: _Texts) -> None:
-    for side, column in (("cands", texts.cand), ("refs", texts.ref)):
-        empty = [row for row, u in enumerate(column) if tok.is_empty(u)]
-        if empty:
-            logger.warning(
-                "%d pair(s) with an empty %s text (first: %s): %s",
-                len(empty),
-                side[:-1],
-                texts.pairs.label(side, empty[0]),
-                EMPTY_SCORES,
-            )
 
 
 def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int):
     """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
 
-    def length(u: int) -> int:
-        return len(tok.ids[u])
+    def sizes(row: int) -> tuple[int, int]:
+        return len(tok.ids[texts.cand[row]]), len(tok.ids[texts.ref[row]])
 
-    ordered = sorted(rows, key=lambda r: (length(texts.cand[r]), length(texts.ref[r])))
-    batch: list[int] = []
-    max_c = max_r = 0
-    for row in ordered:
-        c, r = max(max_c, length(texts.cand[row])), max(max_r, length(texts.ref[row]))
-        n = len(batch) + 1
-        if batch and (n * c * r * n_layers > entries or n * (c + r) * n_layers * width > entries):
-            yield batch
-            batch, c, r = [], length(texts.cand[row]), length(texts.ref[row])
-        batch.append(row)
-        max_c, max_r = c, r
-    if batch:
-        yield batch
+    def cost(n: int, padded: tuple[int, ...]) -> int:
+        c, r = padded
+        return max(n * c * r * n_layers, n * (c + r) * n_layers * width)
+
+    return buckets(sorted(rows, key=sizes), sizes, cost, entries)
 
 
 def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.Tensor], all_layers: bool):
-    """Padded embeddings, mask and token weights of ``units`` on the embeddings' device: the lengths are host
-    integers (no device sync) and the weights are padded on the host and copied once."""
-    vectors = pad_sequence([emb[u] for u in units], batch_first=True)
+    """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
+    the host and copied once)."""
+    vectors, mask = pad([emb[u] for u in units])
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
-    lengths = torch.tensor([emb[u].shape[0] for u in units])
-    mask = torch.arange(int(lengths.max())) < lengths.unsqueeze(1)
-    padded_weights = pad_sequence([weights[u] for u in units], batch_first=True)
-    device = vectors.device
-    return vectors, mask.to(device, non_blocking=True), padded_weights.to(device, non_blocking=True)
+    padded_weights, _ = pad([weights[u] for u in units])
+    return vectors, mask, padded_weights.to(vectors.device, non_blocking=True)
 
 
 def _match(rows, texts: _Texts, emb, weights, all_layers: bool, entries: int) -> torch.Tensor:

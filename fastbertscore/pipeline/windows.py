@@ -42,7 +42,7 @@ def special_layout(tokenizer) -> tuple[int, int]:
     return 0, len(empty)
 
 
-def plan(n_tokens: int, spec: WindowSpec) -> tuple[list[tuple[int, int]], list[int]]:
+def window_spans(n_tokens: int, spec: WindowSpec) -> tuple[list[tuple[int, int]], list[int]]:
     """Content spans ``[a, b)`` of the windows, and for each content token the window it is read from."""
     n_content = n_tokens - spec.prefix - spec.suffix
     step = spec.capacity - spec.overlap

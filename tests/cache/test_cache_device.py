@@ -16,7 +16,7 @@ import torch
 
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
-from fastbertscore.pipeline.allpairs import embed_texts
+from fastbertscore.pipeline.allpairs import embedded
 
 TEXTS = ["The cat sat on the mat.", "A dog ran across the road.", "It was raining at the station."]
 
@@ -33,7 +33,7 @@ def _filled(tiny_model, tmp_path, kind: str):
     options["both"] = {**options["memory"], **options["disk"]}
     scorer = fb.BERTScorer(model_type=tiny_model("bert"), num_layers=2, **options[kind])
     ids = scorer.embedder.prepare(TEXTS, scorer.weights(), str).tok.ids
-    on_cpu = scorer.embedder.embed(ids, range(len(TEXTS)), batch_size=4)
+    on_cpu = scorer.embedder.embed(ids, range(len(TEXTS)), scorer.embedder.budget(4))
     return scorer, ids, on_cpu
 
 
@@ -42,7 +42,7 @@ def test_cache_hits_come_back_on_the_encoders_device(tiny_model, tmp_path, kind)
     scorer, ids, on_cpu = _filled(tiny_model, tmp_path, kind)
     if kind != "disk":
         assert all(scorer.cache.get(ids[u]).device.type == "cpu" for u in range(len(TEXTS))), "kept on the host"
-    hits = _on_meta(scorer.embedder).embed(ids, range(len(TEXTS)), batch_size=4)
+    hits = _on_meta(scorer.embedder).embed(ids, range(len(TEXTS)), scorer.embedder.budget(4))
     for u in range(len(TEXTS)):
         assert hits[u].device.type == "meta", f"text {u}: a cache hit came back on {hits[u].device}"
         assert hits[u].shape == on_cpu[u].shape
@@ -50,9 +50,10 @@ def test_cache_hits_come_back_on_the_encoders_device(tiny_model, tmp_path, kind)
 
 def test_all_pairs_embeddings_stay_on_the_encoders_device(tiny_model, tmp_path):
     scorer, _, _ = _filled(tiny_model, tmp_path, "memory")
-    embedded = embed_texts(_on_meta(scorer.embedder), TEXTS, TEXTS, scorer.weights(), batch_size=4)
-    assert [v.device.type for v in embedded.vectors] == ["meta"] * len(TEXTS)
-    assert [w.device.type for w in embedded.weights] == ["meta"] * len(TEXTS)
+    meta = _on_meta(scorer.embedder)
+    with embedded(meta, TEXTS, TEXTS.__getitem__, scorer.weights(), meta.budget(4)) as emb:
+        assert [v.device.type for v in emb.vectors(range(len(TEXTS)))] == ["meta"] * len(TEXTS)
+        assert [w.device.type for w in emb.weights] == ["meta"] * len(TEXTS)
 
 
 def test_memory_cache_keeps_a_compact_host_copy():

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 from paths import MINILM
 from tolerances import assert_close, unit_norm
 from tolerances import encoder as encoder_bound
 
-from fastbertscore.pipeline.embed import embed, length_batches, pad_id_of
+from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.encoder import load_encoder
 from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
-
-
-@pytest.mark.parametrize("batch_size, max_tokens", [(1, 10_000), (3, 60), (64, 10_000)])
-def test_batches_cover_every_index_once_within_their_budgets(batch_size, max_tokens):
-    lengths = [5, 40, 12, 12, 70, 3, 9, 33]
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches = list(length_batches(lengths, order, batch_size, max_tokens))
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    for batch in batches:
-        assert len(batch) <= batch_size
-        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= max_tokens
 
 
 def test_embeddings_are_the_normalised_hidden_state_whatever_the_batching(mt_pairs):
     tokenizer, encoder = load_tokenizer(MINILM), load_encoder(MINILM, 3)
     ids = tokenize(tokenizer, list(mt_pairs[0][:12]), 512).ids
     wanted = range(len(ids))
-    one = embed(encoder, ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=1, max_tokens=10_000)
-    many = embed(encoder, ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=64, max_tokens=200)
+    one = encode(encoder, ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=1, max_tokens=10_000)
+    many = encode(encoder, ids, wanted, pad_id=pad_id_of(tokenizer), batch_size=64, max_tokens=200)
     with torch.inference_mode():
         direct = encoder.module(torch.tensor([ids[4]])).last_hidden_state[0]
     bound = encoder_bound(encoder.width, layers=3)

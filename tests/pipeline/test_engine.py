@@ -13,21 +13,11 @@ from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.cache.spill import PREFIX
-from fastbertscore.pipeline.embed import length_batches
-from fastbertscore.pipeline.embedder import Budget
+from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.validate import check_pairs
 
 MB = 1 << 20
-
-
-def test_length_batches_respect_both_limits():
-    lengths = [10, 9, 9, 5, 3, 3, 3, 1]
-    batches = list(length_batches(lengths, range(8), batch_size=3, max_tokens=20))
-    assert [i for b in batches for i in b] == list(range(8))
-    for b in batches:
-        assert len(b) <= 3 and (len(b) == 1 or len(b) * lengths[b[0]] <= 20)
-    assert list(length_batches([50], [0], batch_size=4, max_tokens=8)) == [[0]]  # too long alone: own batch
 
 
 class TokenCounter:
@@ -102,9 +92,9 @@ def test_spilled_embeddings_are_not_embedded_again(scorer, mt_pairs, caplog):
     run = lambda memory: score_pairs(
         scorer.embedder, pairs, scorer.weights(), budget=Budget(batch_size=8, max_tokens=400, memory_bytes=memory)
     )
-    with caplog.at_level(logging.INFO, logger="fastbertscore.pipeline.engine"), TokenCounter(scorer) as counter:
+    with caplog.at_level(logging.INFO, logger="fastbertscore.cache.spill"), TokenCounter(scorer) as counter:
         spilled = run(2 * MB)
-    assert any("MB spilled to disk, 0 text(s) embedded again" in r.message for r in caplog.records)
+    assert any("MB spilled to disk, 0 text(s) to embed again" in r.message for r in caplog.records)
     assert counter.tokens == distinct_tokens(scorer, long + refs)
     assert_scores_close(spilled.unbind(-1), run(64 * MB).unbind(-1))
 

@@ -16,13 +16,13 @@ import transformers as T
 from paths import MINILM
 
 from fastbertscore.pipeline import embed as embed_module
-from fastbertscore.pipeline.embed import embed, pad_id_of
+from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.encoder import load_encoder
 from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
 forced_batches = pytest.mark.skipif(
-    bool(os.environ.get("FASTBERTSCORE_TEST_ENCODER_BATCH")), reason="the batch sizes under test are forced there"
+    bool(os.environ.get("FASTBERTSCORE_ENCODER_BATCH")), reason="the batch sizes under test are forced there"
 )
 
 
@@ -50,7 +50,7 @@ def minilm_run(mt_pairs):
 
 
 def _run(encoder, ids, pad_id, batch_size):
-    return embed(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=batch_size, max_tokens=10**6)
+    return encode(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=batch_size, max_tokens=10**6)
 
 
 @forced_batches

@@ -13,10 +13,10 @@ from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 import fastbertscore as fb
 from fastbertscore.pipeline.windows import (
     WindowSpec,
-    plan,
     special_layout,
     stitch,
     window_ids,
+    window_spans,
 )
 
 TEXT = (
@@ -33,7 +33,7 @@ def window_scorer():
 
 def test_plan_covers_every_token_with_the_most_context():
     spec = WindowSpec(max_length=10, prefix=1, suffix=1, stride=2)  # 8 content tokens per window, step 6
-    spans, owner = plan(2 + 20, spec)
+    spans, owner = window_spans(2 + 20, spec)
     assert spans == [(0, 8), (6, 14), (12, 20)]
     assert len(owner) == 20 and owner[:7] == [0] * 7 and owner[7:13] == [1] * 6 and owner[13:] == [2] * 7
     ids = list(range(100, 122))

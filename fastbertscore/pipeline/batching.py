@@ -1,0 +1,50 @@
+"""The one padding and the one bucketing of the pipeline: encoder batches, matching steps and all-pairs blocks are
+all cut by :func:`buckets` and padded by :func:`pad`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
+
+def buckets(
+    items: Iterable[int],
+    sizes: Callable[[int], tuple[int, ...]],
+    cost: Callable[[int, tuple[int, ...]], int],
+    limit: int,
+    max_items: int | None = None,
+) -> Iterator[list[int]]:
+    """Cut ``items`` (in the order given, usually sorted by length) into consecutive batches.
+
+    ``sizes(item)`` gives an item's lengths (one per side); a batch's padded lengths are the largest of its
+    members', and ``cost(n, padded)`` what ``n`` items padded to them take. A batch grows while that cost stays
+    within ``limit`` and it holds fewer than ``max_items``; an item over the limit alone still gets a batch.
+
+    Example:
+        >>> list(buckets([0, 1, 2, 3], lambda i: ([9, 5, 4, 4][i],), lambda n, m: n * m[0], limit=12))
+        [[0], [1, 2], [3]]
+    """
+    batch: list[int] = []
+    padded: tuple[int, ...] = ()
+    for item in items:
+        size = sizes(item)
+        grown = tuple(max(a, b) for a, b in zip(padded, size, strict=True)) if batch else size
+        full = max_items is not None and len(batch) >= max_items
+        if batch and (full or cost(len(batch) + 1, grown) > limit):
+            yield batch
+            batch, grown = [], size
+        batch.append(item)
+        padded = grown
+    if batch:
+        yield batch
+
+
+def pad(rows: Sequence[torch.Tensor], value: float = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``rows`` (each ``(T_i, ...)``) padded with ``value`` to ``(n, T, ...)``, and the ``(n, T)`` bool mask of real
+    entries (built from host lengths: no device sync), on the rows' device."""
+    padded = pad_sequence(list(rows), batch_first=True, padding_value=value)
+    lengths = torch.tensor([row.shape[0] for row in rows])
+    mask = torch.arange(int(lengths.max()) if len(rows) else 0) < lengths.unsqueeze(1)
+    return padded, mask.to(padded.device, non_blocking=True)

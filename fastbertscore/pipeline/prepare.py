@@ -1,0 +1,108 @@
+"""The first step of every path: each distinct text once, tokenized, checked for length and weighted.
+
+Pairs, all-pairs and MBR all start here: :class:`Distinct` numbers the distinct texts of the caller's inputs,
+``Embedder.prepare`` tokenizes them once (:func:`check_long`, :func:`text_weights`), and :func:`warn_empty` names
+the empty ones.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
+from fastbertscore.pipeline.weights import sentence_weights
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Token weights: ``table`` ``(vocab,)`` (idf or plain), ``fallback`` for texts whose weights are all 0."""
+
+    table: torch.Tensor
+    fallback: torch.Tensor
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty)."""
+
+    tok: Tokenized
+    weights: list[torch.Tensor]
+
+
+class Distinct:
+    """The distinct texts of one or more columns of input (candidates, references, ...), each numbered once in
+    order of first appearance; ``columns[c][i]`` is the number of item ``i`` of column ``c``.
+
+    Example:
+        >>> d = Distinct(["a", "b", "a"], ["b", "c"])
+        >>> d.texts, d.columns
+        (['a', 'b', 'c'], [[0, 1, 0], [1, 2]])
+        >>> d.first(1, order=(1, 0))
+        (1, 0)
+    """
+
+    def __init__(self, *columns: Sequence[str]):
+        index: dict[str, int] = {}
+        self.columns = [[index.setdefault(text, len(index)) for text in column] for column in columns]
+        self.texts = list(index)
+
+    def first(self, u: int, order: Sequence[int] | None = None) -> tuple[int, int]:
+        """``(column, position)`` of the first use of text ``u``, the columns searched in ``order``."""
+        for c in range(len(self.columns)) if order is None else order:
+            if u in self.columns[c]:
+                return c, self.columns[c].index(u)
+        raise KeyError(u)
+
+
+def check_long(
+    tok: Tokenized,
+    max_length: int,
+    long_inputs: str,
+    label: Callable[[int], str],
+    position: Callable[[int], int] | None = None,
+) -> None:
+    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
+    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
+    long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
+    if long and long_inputs == "error":
+        first = min(long, key=position) if position else long[0]
+        raise ValueError(
+            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
+            "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
+        )
+    if long:
+        logger.info(
+            "%d of %d texts exceed %d tokens and are scored through sliding windows",
+            len(long),
+            len(tok.ids),
+            max_length,
+        )
+
+
+def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) -> list[torch.Tensor]:
+    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
+    ``ValueError`` naming the text as ``label(u)`` gives it."""
+    out = []
+    for u, ids in enumerate(tok.ids):
+        if tok.is_empty(u):
+            out.append(torch.empty(0))
+            continue
+        try:
+            out.append(sentence_weights(ids, weights.table, weights.fallback))
+        except ValueError as error:
+            raise ValueError(f"{label(u)}: {error}") from None
+    return out
+
+
+def warn_empty(tok: Tokenized, what: str, units: Sequence[int], label: Callable[[int], str]) -> None:
+    """One warning for the items whose text is empty (item ``i`` is distinct text ``units[i]``), naming the first
+    as ``label(i)`` gives it; ``what`` names the items (``"candidate(s)"``)."""
+    empty = [i for i, u in enumerate(units) if tok.is_empty(u)]
+    if empty:
+        logger.warning("%d %s empty (first: %s): %s", len(empty), what, label(empty[0]), EMPTY_SCORES)
