@@ -7,6 +7,7 @@ from fastbertscore.explanations.explanation import Explanation, Unit, explain
 from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
 from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
+from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.result import ScoreResult
@@ -43,6 +44,7 @@ __all__ = [
     "BaselineError",
     "Comparison",
     "Explanation",
+    "IdfWeights",
     "MBRResult",
     "ScoreResult",
     "Settings",

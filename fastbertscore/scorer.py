@@ -10,22 +10,20 @@ import torch
 from fastbertscore import assembly
 from fastbertscore._version import __version__
 from fastbertscore.baselines.table import rescale
+from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.prepare import Weights
-from fastbertscore.pipeline.tokens import tokenize
-from fastbertscore.pipeline.weights import document_frequencies, idf_table, sentence_weights, table_from_mapping
+from fastbertscore.pipeline.weights import sentence_weights
 from fastbertscore.result import ScoreResult, best_of_groups, split_prf
 from fastbertscore.settings import Settings
-from fastbertscore.signature import Signature, mapping_digest
+from fastbertscore.signature import Signature
 from fastbertscore.validate import (
     Pairs,
-    check_idf_sents,
     check_matrix_texts,
     check_mbr,
     check_pairs,
     check_positive_int,
-    check_texts,
 )
 
 logger = logging.getLogger(__name__)
@@ -80,31 +78,37 @@ class BERTScorer:
                 **options,
             ),
         )
-        self._setup(settings)
+        self._set_up(settings, None, assembly.build_embedder(settings))
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> BERTScorer:
-        """A scorer for checked settings (as ``BERTScorer(**fields)``)."""
-        return cls(**{name: getattr(settings, name) for name in Settings.names()})
+    def from_settings(cls, settings: Settings, *, idf: IdfWeights | None = None) -> BERTScorer:
+        """A scorer for settings checked once already (no second check); ``idf``: weights of your own in place of
+        those the settings ask for (counted over ``idf_sents``, or the mapping)."""
+        scorer = cls.__new__(cls)
+        cls._set_up(scorer, settings, idf, assembly.build_embedder(settings))
+        return scorer
 
-    def _setup(self, settings: Settings) -> None:
+    def with_idf(self, idf: IdfWeights) -> BERTScorer:
+        """Another scorer on this one's loaded model (the same :class:`Embedder`, caches included) that weighs
+        tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the ranks of a
+        process group. This scorer is not changed."""
+        cls = type(self)
+        other = cls.__new__(cls)
+        cls._set_up(other, self.settings.replace(idf=True, idf_sents=None), idf, self.embedder)
+        return other
+
+    def _set_up(self, settings: Settings, idf: IdfWeights | None, embedder: Embedder) -> None:
+        """The scorer's whole state: its settings, its loaded model, its idf weights and, read on first use, its
+        baseline; nothing else is kept, and nothing here changes after construction but :meth:`compute_idf`."""
         self.settings = settings
-        self.device = settings.resolved_device
-        self.batch_size = settings.batch_size
-        self.nthreads = settings.nthreads
-        self.all_layers = settings.all_layers
-        #: The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).
-        self.dtype = settings.resolved_dtype
         #: The loaded model: tokenizer, encoder, window, caches (shared with every scorer of the same model).
-        self.embedder: Embedder = assembly.build_embedder(settings)
-        self.long_inputs = settings.long_inputs
-        idf = settings.idf
-        self._idf_table = table_from_mapping(idf, len(self.tokenizer)) if isinstance(idf, Mapping) else None
-        self._idf_source = ("mapping", mapping_digest(idf)) if isinstance(idf, Mapping) else None
-        if settings.idf_sents is not None:
-            self.compute_idf(list(settings.idf_sents))
-        self._baseline: torch.Tensor | None = None
-        self._baseline_source: tuple[str, str, str] | None = None  # (kind, where, content digest)
+        self.embedder = embedder
+        if idf is None and isinstance(settings.idf, Mapping):
+            idf = IdfWeights.from_mapping(settings.idf, len(embedder.tokenizer))
+        elif idf is None and settings.idf_sents is not None:
+            idf = IdfWeights.counted(embedder.tokenizer, list(settings.idf_sents), embedder.token_limit)
+        self._idf = idf
+        self._baseline: tuple[torch.Tensor, tuple[str, str, str]] | None = None  # rows, (kind, where, digest)
         if settings.rescale_with_baseline:
             self._loaded_baseline()  # read now, so that a missing baseline fails before any scoring
 
@@ -113,6 +117,15 @@ class BERTScorer:
     idf = property(lambda self: self.settings.idf)
     model_type = property(lambda self: self.settings.model_type_or_default)
     num_layers = property(lambda self: self.embedder.encoder.num_layers)
+    batch_size = property(lambda self: self.settings.batch_size)
+    nthreads = property(lambda self: self.settings.nthreads)
+    all_layers = property(lambda self: self.settings.all_layers)
+    device = property(lambda self: self.settings.resolved_device)
+    dtype = property(
+        lambda self: self.settings.resolved_dtype,
+        doc='The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).',
+    )
+    long_inputs = property(lambda self: self.settings.long_inputs)
     rescale_with_baseline = property(lambda self: self.settings.rescale_with_baseline)
     baseline_path = property(lambda self: self.settings.baseline_path)
     use_custom_baseline = property(lambda self: self.settings.baseline_path is not None)
@@ -133,9 +146,9 @@ class BERTScorer:
 
     def _loaded_baseline(self) -> tuple[torch.Tensor, tuple[str, str, str]]:
         """The baseline rows and where they came from, read on first use."""
-        if self._baseline is None or self._baseline_source is None:
-            self._baseline, self._baseline_source = assembly.load_baseline(self.settings, self.num_layers)
-        return self._baseline, self._baseline_source
+        if self._baseline is None:
+            self._baseline = assembly.load_baseline(self.settings, self.num_layers)
+        return self._baseline
 
     @property
     def signature(self) -> Signature:
@@ -147,7 +160,8 @@ class BERTScorer:
             layer += " (registry)"
         if self.all_layers:
             layer += " (all layers returned)"
-        idf = "no" if not self.idf else f"map:{self._idf_source[1]}" if self._idf_source else "yes"
+        mapping = self._idf.mapping if self._idf is not None else None
+        idf = "no" if not self.idf else f"map:{mapping}" if mapping else "yes"
         if not self.rescale_with_baseline:
             rescale = "no"
         else:
@@ -177,21 +191,17 @@ class BERTScorer:
         return self.signature.hash
 
     def compute_idf(self, sents: list[str]) -> None:
-        """Count document frequencies over ``sents`` (the references) and use them as idf weights."""
-        sents = check_idf_sents(sents)
-        self.set_document_frequencies(self.document_frequencies(sents), len(sents))
+        """Count idf over ``sents`` (the references) and weigh tokens by it from now on: ``bert_score``'s method, kept
+        for drop-in use on a scorer of your own. A scorer others share (``compute``, the Space) is never changed:
+        build another with :meth:`with_idf` or ``idf_sents=``."""
+        if self._idf is not None:
+            logger.warning("Overwriting the previous importance weights.")
+        self._idf = IdfWeights.counted(self.tokenizer, sents, self.token_limit)
 
     def document_frequencies(self, sents: list[str]) -> torch.Tensor:
-        """``(vocab,)`` int64: in how many of ``sents`` each token occurs (summable across processes)."""
-        ids = tokenize(self.tokenizer, check_texts(sents, "sents"), self.token_limit).ids
-        return document_frequencies(ids, len(self.tokenizer))
-
-    def set_document_frequencies(self, doc_freq: torch.Tensor, num_docs: int) -> None:
-        """Use idf ``log((M + 1) / (df + 1))`` from counts, e.g. all-reduced over the ranks of a process group."""
-        if self._idf_table is not None:
-            logger.warning("Overwriting the previous importance weights.")
-        self._idf_table = idf_table(doc_freq, num_docs)
-        self._idf_source = None  # counted weights replace a mapping: the hash says so (idf=yes, not map:)
+        """``(vocab,)`` int64: in how many of ``sents`` each token occurs (summable across processes; then
+        ``with_idf(IdfWeights.from_counts(total, num_docs))``)."""
+        return count_documents(self.tokenizer, sents, self.token_limit)
 
     def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
         """Score each candidate against its reference(s); the return value of ``bert_score.BERTScorer.score``.
@@ -279,12 +289,12 @@ class BERTScorer:
         plain = self.embedder.plain
         if not self.idf:
             return Weights(plain, plain)
-        if self._idf_table is None:
+        if self._idf is None:
             raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
-        return Weights(self._idf_table, plain)
+        return Weights(self._idf.table, plain)
 
     def _batch_size(self, batch_size: int | None) -> int:
-        return check_positive_int(batch_size or self.batch_size, "batch_size")
+        return check_positive_int(batch_size or self.settings.batch_size, "batch_size")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"

@@ -7,6 +7,7 @@ entry points build a :class:`Settings` and hand it to the engine; the CLIs make 
 from __future__ import annotations
 
 import argparse
+import copy
 import inspect
 import os
 from collections.abc import Mapping
@@ -160,10 +161,14 @@ class Settings:
 
     def idf_over(self, references) -> Settings:
         """With ``idf=True`` and no ``idf_sents``: these settings with idf counted over ``references`` (strings,
-        or lists of strings, flattened), as ``score`` counts it over the references; otherwise unchanged."""
+        or lists of strings, flattened), as ``score`` counts it over the references; otherwise unchanged. Only the
+        new sentences are checked: every other field was checked when these settings were made."""
         if self.idf is not True or self.idf_sents is not None:
             return self
-        return self.replace(idf_sents=[t for item in references for t in ([item] if isinstance(item, str) else item)])
+        sents = check_idf_sents([t for item in references for t in ([item] if isinstance(item, str) else item)])
+        counted = copy.copy(self)
+        object.__setattr__(counted, "idf_sents", tuple(sents))
+        return counted
 
     def replace(self, **changes) -> Settings:
         return replace(self, **changes)

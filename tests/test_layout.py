@@ -18,7 +18,7 @@ LAYERS = [
     ("foundation", ["_version", "hardware", "validate", "files", "hub", "hashing", "signature", "result"]),
     ("embedding caches", ["cache"]),
     ("pipeline", ["pipeline"]),
-    ("settings and baselines", ["settings", "baselines", "assembly"]),
+    ("settings and baselines", ["settings", "baselines", "assembly", "idf"]),
     ("scorer", ["scorer", "matrix", "compute"]),
     ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
     ("command line and the Space", ["cli", "space"]),

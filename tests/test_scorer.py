@@ -50,9 +50,25 @@ def test_document_frequencies_of_shards_add_up_to_the_whole(mt_pairs):
     sharded = fb.BERTScorer(model_type=MINILM, idf=True)
     counts = sharded.document_frequencies(refs[:4]) + sharded.document_frequencies(refs[4:])
     assert torch.equal(counts, whole.document_frequencies(refs))
-    sharded.set_document_frequencies(counts, len(refs))
-    assert sharded.hash == whole.hash
-    assert_scores_close(sharded.score(cands, refs), whole.score(cands, refs))
+    counted = sharded.with_idf(fb.IdfWeights.from_counts(counts, len(refs)))
+    assert counted.hash == whole.hash
+    assert_scores_close(counted.score(cands, refs), whole.score(cands, refs))
+    assert counted.embedder is sharded.embedder, "the same loaded model"
+    with pytest.raises(ValueError, match="idf=True but no idf weights"):
+        sharded.weights()  # with_idf made another scorer: this one, perhaps shared, is unchanged
+
+
+def test_a_shared_scorer_is_never_changed_by_later_calls(mt_pairs):
+    """compute() reuses one scorer while the settings stay; idf over other references is another scorer, and the
+    first keeps its weights (a caller holding it sees the same numbers as before)."""
+    cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
+    first = fb.compute(cands, refs, model_type=MINILM, idf=True)
+    held = fb.cached_scorer(fb.Settings(model_type=MINILM, idf=True, idf_sents=refs))
+    table = held.weights().table.clone()
+    fb.compute(cands, refs[::-1][:3] + refs[3:], model_type=MINILM, idf=True)
+    fb.compute(cands[:2], ["x y z", "a b c"], model_type=MINILM, idf=True)
+    assert torch.equal(held.weights().table, table)
+    assert held.score_result(cands, refs).to_dict()["f1"] == first["f1"]
 
 
 def test_token_embeddings_and_weights_rebuild_score(mt_pairs):

@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 
 from fastbertscore.files import read_lines, write_scores
+from fastbertscore.idf import IdfWeights
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 from fastbertscore.validate import check_pairs
@@ -47,7 +48,7 @@ def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Set
         docs = torch.tensor([hi - lo], dtype=torch.int64)
         dist.all_reduce(counts, group=group)
         dist.all_reduce(docs, group=group)
-        scorer.set_document_frequencies(counts, int(docs))
+        scorer = scorer.with_idf(IdfWeights.from_counts(counts, int(docs)))
     n = len(pairs.groups)
     lo, hi = shard_bounds(n, world, rank)
     cand_list, ref_list = list(cands), list(refs)

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from fastbertscore.files import pairs_from_rows, read_rows, write_scores
+from fastbertscore.idf import IdfWeights
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 from fastbertscore.validate import check_pairs
@@ -62,9 +63,8 @@ class PairScorer:
                 torch.set_num_threads(max(1, int(cpus)))
         self.scorer = BERTScorer(idf=doc_freq is not None, **scorer_kwargs)
         if doc_freq is not None and num_docs is not None:
-            self.scorer.set_document_frequencies(
-                torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64), int(num_docs)
-            )
+            counts = torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64)
+            self.scorer = self.scorer.with_idf(IdfWeights.from_counts(counts, int(num_docs)))
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         cand_column, ref_column = self.columns
