@@ -1,7 +1,7 @@
 """What this machine can run, and which precision ``dtype="auto"`` picks on it.
 
-bfloat16 pays only where the hardware computes it natively: on a CPU with AMX or AVX512-BF16 it was 1.5x faster
-than float32, on an AVX2-only CPU (where oneDNN emulates it) 4x *slower* (docs/speed.md).
+bfloat16 pays only where the hardware computes it natively: on a CPU with AMX or AVX512-BF16 it is faster than
+float32, on an AVX2-only CPU (where oneDNN emulates it) several times slower (docs/speed.md has the figures).
 So "auto" asks the hardware, never guesses from the device type alone.
 """
 

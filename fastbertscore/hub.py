@@ -1,7 +1,7 @@
 """Whether the Hugging Face Hub can be reached, asked once, without retries.
 
-huggingface_hub retries a failed download five times with backoff (about 23 s a file): without network, a model
-or baseline that is not cached took most of a minute and dozens of log lines to fail. Callers ask here first and
+huggingface_hub retries a failed download several times with backoff: without network, a model or baseline that is
+not cached would take most of a minute and dozens of log lines to fail. Callers ask here first and
 fail at once, in one line, when the network (not the Hub) says no.
 """
 

@@ -20,10 +20,9 @@ from fastbertscore.settings import Settings
 
 Level = Literal["token", "word", "sentence"]
 
-#: Default ``presence_threshold`` per level, on raw cosine similarity / BERTScore. Measured on
-#: all-MiniLM-L6-v2 (layer 5): a token the candidate keeps scores 0.9-1.0, a paraphrased one 0.6-0.8 and an
-#: omitted one 0.2-0.5; an omitted sentence scores 0.35-0.6 recall against the whole candidate. Models and layers differ (roberta-large's raw values are all
-#: high), so pass a threshold of your own, or use rescaling, where these become RESCALED_THRESHOLDS.
+#: Default ``presence_threshold`` per level, on raw cosine similarity / BERTScore: between what a kept and what an
+#: omitted token, word or sentence scores on the default model (docs/explanations.md gives the ranges). Models and
+#: layers differ, so pass a threshold of your own, or use rescaling, where these become RESCALED_THRESHOLDS.
 THRESHOLDS: dict[str, float] = {"token": 0.5, "word": 0.5, "sentence": 0.6}
 RESCALED_THRESHOLDS: dict[str, float] = {"token": 0.3, "word": 0.3, "sentence": 0.2}
 

@@ -88,9 +88,8 @@ def _cells(sim: np.ndarray, rows: _Axis, cols: _Axis) -> np.ndarray:
 
 
 # Layout, in inches. matplotlib's tight_layout measures every tick label, and drawing measures them again to place
-# the axis titles: with 300 labels that was most of a long pair's time in the Space (issue 39, item 7). Here each
-# label's width is the sum of its characters' advances (measured once per character) and everything is placed
-# from that.
+# the axis titles: with hundreds of labels that is most of a long pair's drawing time. Here each label's width is
+# the sum of its characters' advances (measured once per character) and everything is placed from that.
 _EDGE, _TICK, _TITLE_GAP = 0.12, 0.1, 0.06  # figure edge; tick length and pad; gap before an axis title
 _ABOVE = 0.14  # the figure title's gap above what is under it (the colour bar's top label reaches 0.07 up)
 _LABEL_H, _TITLE_H = 0.2, 0.3  # an axis title's height (10 pt), the figure title's (12 pt)
@@ -165,7 +164,7 @@ def _label_cells(ax, rows: list[str], cols: list[str], font: float, tall: bool) 
     """Each row's and column's label beside its cell, as plain text (``gid`` "candidate-label" / "reference-label").
 
     They read as tick labels, but matplotlib's ticks are five artists each, built by deep copies and measured
-    again at each draw: for 300 of them that was a third of a long pair's heatmap time.
+    again at each draw, which for hundreds of them costs much of a long pair's heatmap time.
     """
     from matplotlib.transforms import ScaledTranslation
 

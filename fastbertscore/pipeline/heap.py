@@ -1,12 +1,11 @@
 """Keep memory bounded on large corpora: give freed heap back to the OS after each step, and within a step
 whenever a call with a given budget grows past what that budget accounts for.
 
-Each step of a call allocates and frees hundreds of MB of embeddings and encoder activations in tensors of many
-sizes; glibc keeps the freed pages in fragmented arenas, so peak RSS crept up with the number of steps (measured
-on 40k pairs in bfloat16: 1,593 MB without trimming, 1,423 MB with it). ``malloc_trim`` returns them; elsewhere
-it is a no-op. Within one step the same fragmentation grew a 256 MB budget's RSS by 180-400 MB over what the
-call held (the whole WMT file, a 96 MB step): :func:`ceiling` trims whenever the process passes what the call
-accounts for, which only a call with ``memory_mb`` asks for (each trim costs the pages faulted in again).
+Each step of a call allocates and frees embeddings and encoder activations in tensors of many sizes; glibc keeps
+the freed pages in fragmented arenas, so peak RSS creeps up with the number of steps. ``malloc_trim`` returns
+them; elsewhere it is a no-op. Within one step the same fragmentation grows a small budget's RSS well past what
+the call holds: :func:`ceiling` trims whenever the process passes what the call accounts for, which only a call
+with ``memory_mb`` asks for (each trim costs the pages faulted in again). docs/speed.md has the measurements.
 """
 
 from __future__ import annotations
