@@ -13,9 +13,14 @@ process's peak RSS read. "tokens run / distinct" counts the tokens in the attent
 received (a torch forward hook on each Hugging Face model call) over the tokens of the workload's distinct
 texts. max |ΔF| is against bert-score on the same pairs.
 
-This machine class (a shared VM) drifts by 20-40% within minutes, so bert-score and fastbertscore run
-``--rounds`` times (3), alternating within each (order, size), and the table gives the median, the range and
-the ratio of medians; the other contenders run once.
+A whole evaluation through ``datasets.map(batched=True, batch_size=1000)``, as users score a dataset with an
+``evaluate`` module: evaluate's own bertscore module (bert-score underneath; its code comes from the Hub or a clone
+of huggingface/evaluate, passed with ``--evaluate-module metrics/bertscore/bertscore.py``) against this
+repository's ``bertscore.py``, each loaded with ``evaluate.load`` and called once per batch, in alternating rounds.
+
+Shared VMs drift by 20-40% within minutes, so the contenders compared run ``--rounds`` times (3), alternating
+within each (order, size), and the table gives the median, the range and the ratio of medians; the other
+contenders run once.
 """
 
 from __future__ import annotations
@@ -44,13 +49,17 @@ CONTENDERS = {
     "fastbertscore": {},
     "fastbertscore auto": {"dtype": "auto"},
     "fastbertscore 256 MB": {"memory_mb": 256},
-    # evaluate's module calls compute() once per datasets.map batch: the cache carries references across calls
-    "datasets.map": {},
-    "datasets.map + cache_mb=512": {"cache_mb": 512},
+    # datasets.map: an evaluate module's compute() once per batch of 1,000 pairs
+    "evaluate's module, datasets.map": {},
+    "bertscore.py, datasets.map": {},
+    "bertscore.py, datasets.map, cache_mb=0": {"cache_mb": 0},
 }
 MAP_BATCH = 1000  # datasets.map's default batch size
-FULL_ONLY = ("fastbertscore 256 MB", "datasets.map", "datasets.map + cache_mb=512")
-ROUNDED = ("bert-score", "fastbertscore", "fastbertscore auto")  # run --rounds times, alternating; others once
+MAPS = ("evaluate's module, datasets.map", "bertscore.py, datasets.map", "bertscore.py, datasets.map, cache_mb=0")
+FULL_ONLY = ("fastbertscore 256 MB", *MAPS)
+#: Run --rounds times, alternating; the others once. Map rows compare with evaluate's module, the rest with bert-score.
+ROUNDED = ("bert-score", "fastbertscore", "fastbertscore auto", *MAPS[:2])
+EVALUATE_MODULE = os.environ.get("EVALUATE_BERTSCORE_MODULE", "")
 
 
 def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
@@ -68,20 +77,25 @@ def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
 
 
 class MapScorer:
-    """Scores as `evaluate`'s module is used on a dataset: ``compute`` once per ``datasets.map`` batch."""
+    """Scores as users score a dataset with an ``evaluate`` module: ``evaluate.load(module)``, then ``compute`` once
+    per ``datasets.map`` batch."""
 
-    def __init__(self, path: str, options: dict):
-        from fastbertscore import compute
+    def __init__(self, module: str, path: str, options: dict):
+        import evaluate
 
-        self.compute, self.options = compute, {"model_type": path, "num_layers": LAYER, **options}
-        compute(["warm"], ["up"], **self.options)  # loads the model, as evaluate.load and the first batch would
+        self.metric = evaluate.load(module)
+        self.options = {"model_type": path, "num_layers": LAYER, **options}
+        self.compute(["warm"], ["up"])  # loads the model, as the first batch would
+
+    def compute(self, cands, refs):
+        return self.metric.compute(predictions=cands, references=refs, **self.options)
 
     def score(self, cands, refs):
         import datasets
         import torch
 
         ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
-        add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"], **self.options)["f1"]}
+        add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"])["f1"]}
         out = ds.map(add, batched=True, batch_size=MAP_BATCH, keep_in_memory=True)
         return None, None, torch.tensor(out["f1"])
 
@@ -97,8 +111,9 @@ def make_scorer(contender: str, path: str):
         import bert_score
 
         return bert_score.BERTScorer(model_type=path, num_layers=LAYER)
-    if contender.startswith("datasets.map"):
-        return MapScorer(path, CONTENDERS[contender])
+    if contender in MAPS:
+        module = EVALUATE_MODULE if contender.startswith("evaluate") else str(ROOT / "bertscore.py")
+        return MapScorer(module, path, CONTENDERS[contender])
     import fastbertscore as fb
 
     return fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
@@ -203,8 +218,8 @@ def table(rows: list[dict]) -> str:
         f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 at layer {LAYER}, "
         f"{time.strftime('%Y-%m-%d')}; each run in its own process (benchmarks/at_scale.py): bert-score and "
         "fastbertscore run in alternating rounds (the median and the range of their rounds), the others once.\n\n"
-        "| order | pairs | contender | s (median) | range s | ms/pair | × bert-score | RSS loaded MB | peak RSS MB | "
-        "tokens run / distinct | max abs ΔF |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| order | pairs | contender | s (median) | range s | ms/pair | speed-up | against | RSS loaded MB | "
+        "peak RSS MB | tokens run / distinct | max abs ΔF |\n|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"
     )
     body = ""
     for r in rows:
@@ -213,7 +228,8 @@ def table(rows: list[dict]) -> str:
         body += (
             f"| {r['order']} | {r['pairs']} | {r['contender']} | {r['seconds']:.1f} | {_range(r['rounds'])} "
             f"| {1000 * r['seconds'] / r['pairs']:.2f}"
-            f" | {ratio} | {r['rss_loaded_mb']:.0f} | {r['peak_rss_mb']:.0f} | {r['tokens_ratio']:.3f} | {delta} |\n"
+            f" | {ratio} | {r.get('against', 'bert-score')} | {r['rss_loaded_mb']:.0f} | {r['peak_rss_mb']:.0f} "
+            f"| {r['tokens_ratio']:.3f} | {delta} |\n"
         )
     return head + body
 
@@ -264,8 +280,16 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "at_scale_results.md"))
     parser.add_argument("--plot", default=str(ROOT / "docs" / "at_scale.png"))
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of bert-score and fastbertscore")
+    parser.add_argument(
+        "--evaluate-module",
+        default=EVALUATE_MODULE,
+        help="evaluate's own metrics/bertscore/bertscore.py (a clone of huggingface/evaluate); without it, its row "
+        "is left out",
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.evaluate_module:
+        os.environ["EVALUATE_BERTSCORE_MODULE"] = str(Path(args.evaluate_module).resolve())  # the children read it
     if args.child:
         contender, order, n, out = args.child
         child(contender, order, int(n), out)
@@ -276,6 +300,9 @@ def main() -> int:
     from fastbertscore import hardware
 
     contenders = args.contenders.split(",")
+    if not args.evaluate_module and MAPS[0] in contenders:
+        contenders.remove(MAPS[0])
+        print("no --evaluate-module: evaluate's own module is left out", flush=True)
     if hardware.auto_dtype("cpu") == "float32" and "fastbertscore auto" in contenders:
         contenders.remove("fastbertscore auto")  # the same run as exact on this CPU
         print("dtype='auto' is float32 on this CPU: its rows would repeat the exact ones", flush=True)
@@ -294,11 +321,13 @@ def main() -> int:
                         f"{order}, {n}, round {k + 1}: {contender} {runs[contender][-1]['seconds']:.1f} s", flush=True
                     )
             results = {contender: _median(done) for contender, done in runs.items()}
-            base = results.get("bert-score")
             for contender, r in results.items():
-                r["speedup"] = base["seconds"] / r["seconds"] if base and contender != "bert-score" else None
+                against = MAPS[0] if contender in MAPS else "bert-score"
+                base = results.get(against) if contender != against else None
+                r["against"] = against
+                r["speedup"] = base["seconds"] / r["seconds"] if base else None
                 deltas = [abs(a - b) for a, b in zip(r["F"], base["F"], strict=True)] if base else []
-                r["max_abs_dF"] = max(deltas) if deltas and contender != "bert-score" else None
+                r["max_abs_dF"] = max(deltas) if deltas else None
                 rows.append({k: v for k, v in r.items() if k != "F"})
             Path(args.out).write_text(table(rows), encoding="utf-8")
             Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import threading
 
 from fastbertscore import assembly
+from fastbertscore.hardware import check_device
 from fastbertscore.matrix import mbr_select, pairwise_scores
+from fastbertscore.pipeline.budget import default_cache_mb
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.validate import check_matrix_texts, check_mbr, check_pairs
@@ -45,6 +47,10 @@ def cached_scorer(settings: Settings) -> BERTScorer:
 def compute(predictions, references, *, verbose: bool = False, **options) -> dict:
     """BERTScore as ``evaluate-metric/bertscore`` returns it: ``precision``, ``recall``, ``f1`` lists and ``hashcode``.
 
+    The scorer it reuses keeps the embeddings of recent texts between calls (``cache_mb``, by default a sixteenth of
+    the device's default memory budget; ``cache_mb=0`` turns it off): a reference shared by several systems, or
+    scored again in a later ``datasets.map`` batch, is embedded once.
+
     ``references`` holds one string or one list of strings per prediction; ``options`` are the fields of
     :class:`~fastbertscore.Settings` (an unknown one is a ``TypeError`` naming it). With ``idf=True`` the idf
     weights are counted over all references (flattened), as the official module does. With several
@@ -58,6 +64,8 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
         ([1.0], [1])
     """
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
+    if "cache_mb" not in options:
+        options["cache_mb"] = default_cache_mb(check_device(options.get("device")))
     settings = Settings.from_options("compute()", options)
     scorer = cached_scorer(settings.idf_over(pairs.refs))
     return scorer.finish(scorer.raw_scores(pairs, batch_size=settings.batch_size, verbose=verbose), pairs).to_dict()

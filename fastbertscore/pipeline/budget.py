@@ -6,6 +6,7 @@ Every share of the budget is a named constant below, with what it bounds.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ ACTIVATION_FLOATS = 8
 #: On CUDA, encoder batches grow to fill this part of the free memory, at about this many floats a token per unit
 #: of width, up to ``GPU_MAX_TOKENS`` padded tokens (rounded down to a multiple of ``GPU_TOKEN_STEP``).
 GPU_ACTIVATION_SHARE, GPU_ACTIVATION_FLOATS, GPU_MAX_TOKENS, GPU_TOKEN_STEP = 4, 64, 65536, 1024
+#: compute() (and so the evaluate module) keeps the embeddings of recent texts between calls in this part of the
+#: default budget: a reference shared by several systems is embedded once across datasets.map batches.
+CACHE_SHARE = 16
 #: Environment variable that forces every encoder batch to this many sentences, whatever a call asks for. It
 #: changes no number beyond float32 rounding; the test suite runs the exactness tests again under it.
 ENCODER_BATCH_VARIABLE = "FASTBERTSCORE_ENCODER_BATCH"
@@ -112,18 +116,29 @@ class Budget:
         the free memory too: ``width`` (floats per token of an embedding) sizes them."""
         free = free_device_memory(device)
         on_cuda = torch.device(device).type == "cuda"
-        if memory_mb is not None:
-            memory = memory_mb * MB
-        elif on_cuda:
-            memory = min(max(free // GPU_MEMORY_SHARE, GPU_MEMORY_MIN), GPU_MEMORY_MAX)
-        else:
-            memory = min(max(free // CPU_MEMORY_SHARE, CPU_MEMORY_MIN), CPU_MEMORY_MAX)
+        memory = memory_mb * MB if memory_mb is not None else default_memory(device, free)
         if on_cuda:
             fits = (free // GPU_ACTIVATION_SHARE) // (GPU_ACTIVATION_FLOATS * FLOAT_BYTES * width)
             max_tokens = max(max_tokens, min(GPU_MAX_TOKENS, fits) // GPU_TOKEN_STEP * GPU_TOKEN_STEP)
         step_cap = None if on_cuda else CPU_STEP_CAP
         activation = max_tokens * width * FLOAT_BYTES * ACTIVATION_FLOATS
         return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation)
+
+
+def default_memory(device: torch.device | str, free: int | None = None) -> int:
+    """What one call holds by default on ``device``: a share of the host's available RAM on CPU, of the free memory
+    on CUDA (``free``: that memory in bytes, read now when not given)."""
+    free = free_device_memory(device) if free is None else free
+    if torch.device(device).type == "cuda":
+        return min(max(free // GPU_MEMORY_SHARE, GPU_MEMORY_MIN), GPU_MEMORY_MAX)
+    return min(max(free // CPU_MEMORY_SHARE, CPU_MEMORY_MIN), CPU_MEMORY_MAX)
+
+
+@functools.lru_cache(maxsize=8)
+def default_cache_mb(device: str) -> int:
+    """The embedding cache ``compute`` keeps between calls by default on ``device``: :data:`CACHE_SHARE` of the
+    default budget, read once per process, so that every call of a run sees the same size (and the same scorer)."""
+    return max(1, default_memory(device) // CACHE_SHARE // MB)
 
 
 def forced_batch_size() -> int | None:

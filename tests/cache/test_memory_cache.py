@@ -31,3 +31,29 @@ def test_cache_stays_within_its_budget():
     assert cache.get([0]) is None and cache.get([4]) is not None
     cache.put([99], torch.zeros(1000, 8))  # larger than the whole budget: not kept
     assert cache.get([99]) is None
+
+
+def test_texts_seen_once_never_push_out_texts_asked_for_again():
+    """A multi-system evaluation in datasets.map batches: each batch brings new candidates (seen once) and the
+    same references. The references, once asked for again, outlive any number of one-off candidates."""
+    unit = 4 * 10 * 8
+    cache = EmbeddingCache(max_bytes=10 * unit)  # room for ten; the protected share holds eight
+    references = [[1000 + r] for r in range(4)]
+    for ids in references:
+        cache.put(ids, torch.zeros(10, 8))
+    assert all(cache.get(ids) is not None for ids in references)  # asked for again: protected
+    for c in range(200):  # a stream of candidates, each seen once
+        cache.put([c], torch.zeros(10, 8))
+    assert all(cache.get(ids) is not None for ids in references), "a plain LRU would have evicted them"
+    assert cache.bytes <= cache.max_bytes and len(cache) == 10
+
+
+def test_the_protected_share_gives_way_to_newer_texts_asked_for_again():
+    unit = 4 * 10 * 8
+    cache = EmbeddingCache(max_bytes=5 * unit)  # protected share: four
+    for r in range(6):
+        cache.put([r], torch.zeros(10, 8))
+        assert cache.get([r]) is not None
+    assert cache.bytes <= cache.max_bytes
+    assert cache.get([5]) is not None and cache.get([4]) is not None  # the most recent stay
+    assert cache.get([0]) is None  # the oldest left

@@ -28,8 +28,11 @@ from pathlib import Path
 import torch
 import transformers as T
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cases import FAMILIES, FIXTURES  # the one list of families, read by the recorder and the suite too
+
 REPO = Path(__file__).resolve().parents[2]
-OUT = REPO / "tests" / "data" / "families"
+OUT = FIXTURES
 SHARED = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
 
 SIZE = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 2, "intermediate_size": 37}
@@ -278,30 +281,6 @@ def _model(family: str, tok):
         )
         return T.FunnelModel(cfg)
     raise KeyError(family)
-
-
-FAMILIES = [
-    "bert",
-    "roberta",
-    "xlm-roberta",
-    "distilbert",
-    "albert",
-    "electra",
-    "deberta",
-    "deberta-v2",
-    "mpnet",
-    "xlnet",
-    "t5",
-    "mt5",
-    "bart",
-    "mbart",
-    "longformer",
-    "led",
-    "bigbird",
-    "camembert",
-    "modernbert",
-    "funnel",
-]
 
 
 def build(family: str) -> Path:
