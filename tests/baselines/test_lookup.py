@@ -107,6 +107,8 @@ except BaselineError as e:
         ("LAYER,P,R,F\n0,0.1,x,0.3\n", "not a number"),
         ("LAYER,P,R,F\n1,0.1,0.2,0.3\n", "expected layer 0"),
         ("LAYER,P,R,F\n0,0.1,0.2,1.5\n", "finite values below 1"),
+        ("LAYER,P,R,F\n0,0.1,0.2,0.99999999\n", r"finite values below 1 \(as float32"),  # 1.0 in float32
+        ("LAYER,P,R,F\n0,0.1,1e39,0.3\n", r"finite values below 1 \(as float32"),  # infinite in float32
     ],
 )
 def test_malformed_tables(tmp_path, text, message):
