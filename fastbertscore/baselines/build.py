@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines import manifest
-from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath
+from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
 from fastbertscore.files import read_lines, sha256_of, write_atomic
 from fastbertscore.scorer import BERTScorer
 
@@ -80,7 +80,11 @@ def build(
     process there, at a known point).
     """
     sentences = read_corpus(corpus)
-    name = name or baseline_model_name(model)
+    if name is None:
+        relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under
+        name = baseline_model_name(model)
+    else:
+        relpath = relpath_of_id(lang, name)
     settings = BuildSettings(
         name,
         lang,
@@ -91,7 +95,6 @@ def build(
         seed,
         block,
     )
-    relpath = baseline_relpath(lang, name)
     checkpoint = Path(checkpoint) if checkpoint else Path(out_root) / f".{relpath.replace('/', '__')}.checkpoint.json"
     state = _resume(checkpoint, settings)
     index = sample_pairs(len(sentences), pairs, seed)
