@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -164,6 +165,13 @@ def write_atomic(
         raise
 
 
+def write_figure(path: str | Path, figure, *, dpi: int = 120) -> None:
+    """A matplotlib figure, in the format its suffix names, written atomically (:func:`write_atomic`)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip(".").lower() or None, dpi=dpi)
+    write_atomic(path, buffer.getvalue())
+
+
 def _new_temporary(folder: Path, prefix: str) -> tuple[int, Path]:
     """A new file ``<prefix><random>.tmp`` in ``folder``, open for writing, mode 0666 less the umask. ``O_EXCL``
     (as ``mkstemp``): never an existing file, nor a link planted under that name."""
@@ -197,6 +205,35 @@ def sweep_temporaries(folder: str | Path, prefix: str = ".", older_than: float =
         except OSError:
             continue
     return removed
+
+
+def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping[str, str | Path]) -> None:
+    """Refuse a run whose output would overwrite one of its inputs, or another of its outputs.
+
+    ``outputs`` and ``inputs`` map how each file was named (``"--out"``, ``"--data"``) to its path. Two paths are
+    the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
+    links, case-insensitive file systems).
+
+    Raises:
+        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``).
+    """
+    named = list(outputs.items())
+    for i, (out_name, out_path) in enumerate(named):
+        others = [*named[:i], *inputs.items()]
+        for other_name, other_path in others:
+            if _same_file(Path(out_path), Path(other_path)):
+                raise ValueError(
+                    f"{out_name} {out_path} would overwrite {other_name} {other_path}: write it to another file"
+                )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def sha256_of(path: str | Path) -> str:

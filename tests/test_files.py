@@ -18,6 +18,7 @@ from fastbertscore.files import (
     read_json_lines,
     read_lines,
     read_rows,
+    refuse_overwriting_inputs,
     sha256_of,
     split_lines,
     write_atomic,
@@ -131,3 +132,18 @@ def test_write_scores_is_atomic_and_keeps_the_old_file_when_it_fails(tmp_path):
     with pytest.raises(ValueError):  # R is shorter than P: fails half-way through the rows
         write_scores(path, torch.tensor([0.1, 0.2]), torch.tensor([0.3]), torch.tensor([0.4, 0.5]))
     assert path.read_text() == "P\tR\tF1\n0.500000\t0.250000\t0.125000\n" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_output_may_not_be_an_input_by_any_name(tmp_path):
+    data = tmp_path / "wmt.csv"
+    data.write_text("x\n")
+    os.link(data, tmp_path / "hard.csv")
+    (tmp_path / "soft.csv").symlink_to(data)
+    for output in (data, tmp_path / "sub" / ".." / "wmt.csv", tmp_path / "hard.csv", tmp_path / "soft.csv"):
+        with pytest.raises(
+            ValueError, match=f"^--out {output} would overwrite --data {data}: write it to another file$"
+        ):
+            refuse_overwriting_inputs({"--out": output}, {"--data": data})
+    with pytest.raises(ValueError, match="--plot .*a.png would overwrite --out .*a.png"):
+        refuse_overwriting_inputs({"--out": tmp_path / "a.png", "--plot": tmp_path / "a.png"}, {})
+    refuse_overwriting_inputs({"--out": tmp_path / "wmt.md", "--plot": tmp_path / "plot.png"}, {"--data": data})

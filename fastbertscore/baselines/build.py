@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from fastbertscore._version import __version__
 from fastbertscore.baselines import manifest
 from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
-from fastbertscore.files import read_lines, sha256_of, write_atomic
+from fastbertscore.files import read_lines, refuse_overwriting_inputs, sha256_of, write_atomic
 from fastbertscore.scorer import BERTScorer
 
 logger = logging.getLogger(__name__)
@@ -96,6 +96,8 @@ def build(
         block,
     )
     checkpoint = Path(checkpoint) if checkpoint else Path(out_root) / f".{relpath.replace('/', '__')}.checkpoint.json"
+    outputs = {"the table": Path(out_root) / relpath, "the manifest": Path(out_root) / manifest.MANIFEST}
+    refuse_overwriting_inputs({**outputs, "the checkpoint": checkpoint}, {"the corpus": corpus})
     state = _resume(checkpoint, settings)
     index = sample_pairs(len(sentences), pairs, seed)
     scorer = BERTScorer(model_type=model, all_layers=True, batch_size=batch_size, device=device)

@@ -127,3 +127,12 @@ def test_push_dry_run_lists_files_without_network(tmp_path, capsys):
     assert main(["push", "--repo", "acme/baselines", "--root", str(root), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "add en/roberta-large.tsv" in out and "add manifest.json" in out and "add README.md" in out
+
+
+def test_a_build_never_writes_over_its_corpus(tmp_path):
+    corpus = tmp_path / "en" / "acme" / "tiny.tsv"  # where the table of acme/tiny would go
+    corpus.parent.mkdir(parents=True)
+    corpus.write_text("the cat sat\na dog ran\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"the table {corpus} would overwrite the corpus {corpus}"):
+        build("/no/such/model", "en", corpus, tmp_path, name="acme/tiny", pairs=4, verbose=False)  # before any load
+    assert corpus.read_text() == "the cat sat\na dog ran\n"
