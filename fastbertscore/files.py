@@ -10,7 +10,8 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -205,6 +206,27 @@ def sweep_temporaries(folder: str | Path, prefix: str = ".", older_than: float =
         except OSError:
             continue
     return removed
+
+
+@contextmanager
+def file_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of ``path``: ``fcntl.flock`` on ``.<name>.lock`` beside it
+    (a hidden file, so a baseline folder's push skips it), which every writer of ``path`` takes. Two processes
+    recording into one manifest or registry then never lose each other's entries. Where ``fcntl`` is missing
+    (Windows) nothing is locked: one writer at a time is the user's to keep."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:  # "a": made if missing, never truncated
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping[str, str | Path]) -> None:

@@ -57,6 +57,8 @@ def _run(args) -> int:
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
     refuse_overwriting_inputs(_outputs(args), {"--data": args.data})
+    if getattr(args, "record", False):
+        registry.read()  # a registry --record could not write is refused now, not after the work
     data = metaeval.read_judgments(
         args.data,
         cand=args.cand_column,
