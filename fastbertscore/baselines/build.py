@@ -23,6 +23,7 @@ from fastbertscore.baselines import manifest
 from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
 from fastbertscore.files import read_lines, refuse_overwriting_inputs, sha256_of, write_atomic
 from fastbertscore.scorer import BERTScorer
+from fastbertscore.validate import check_positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,8 @@ def build(
     ``on_checkpoint(done)`` runs after each checkpoint is safely on disk (progress reports; the tests kill the
     process there, at a known point).
     """
+    for value, what in ((pairs, "pairs"), (block, "block"), (batch_size, "batch_size")):
+        check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
     sentences = read_corpus(corpus)
     if name is None:
         relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under

@@ -6,6 +6,7 @@ The dataset repo holds ``<lang>/<model_id>.tsv`` (a ``/`` in the id is a folder)
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -25,6 +26,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]  # fastbertscore/
 # In a wheel the files sit in fastbertscore/baselines_data; in a checkout (or editable install) in baselines/.
 SHIPPED_DIRS = (_PACKAGE / "baselines_data", _PACKAGE.parent / "baselines")
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def baseline_relpath(lang: str, model_type: str) -> str:
@@ -132,7 +134,7 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
     else:
         problem = cached_file_problem(path)
         if problem is None:
-            return path, f"HF cache {where}"
+            return path, f"HF cache {pinned(repo_id, revision, relpath, path)}"
         logger.warning("cached baseline %s is corrupted (%s); removed it, fetching it again", path, problem)
         _evict(path)
         tried.append(f"HF cache: {where} (corrupted: {problem}; removed)")
@@ -154,7 +156,19 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
         _evict(path)
         tried.append(f"Hub {constants.ENDPOINT}: {where} (downloaded file does not match its hash: {problem}; removed)")
         return None, ""
-    return path, f"Hub {constants.ENDPOINT} {where}"
+    return path, f"Hub {constants.ENDPOINT} {pinned(repo_id, revision, relpath, path)}"
+
+
+def pinned(repo_id: str, revision: str, relpath: str, path: Path) -> str:
+    """Where a Hub file came from, named by the commit it was read at (``repo@<commit>:<relpath>``, then the
+    revision asked for when that was a branch or tag): ``main`` moves, so a signature names the commit whose table
+    rescaled the scores. The HF cache keeps each file under ``snapshots/<commit>/``."""
+    parts = Path(path).parts
+    commits = [b for a, b in itertools.pairwise(parts) if a == "snapshots" and _COMMIT.fullmatch(b)]
+    if not commits:
+        return f"{repo_id}@{revision}:{relpath}"
+    commit = commits[-1]
+    return f"{repo_id}@{commit}:{relpath}" + ("" if revision == commit else f", revision {revision}")
 
 
 def cached_file_problem(path: Path) -> str | None:
