@@ -168,4 +168,5 @@ def _disk_cache(
     }
     if "weights" not in facts:
         facts["weights"] = weights_digest(encoder.module)
-    return DiskCache(folder, encoder_fingerprint(facts["weights"], described), described)
+    token_shape = (encoder.depth + 1, encoder.width) if settings.all_layers else (encoder.width,)  # what entries hold
+    return DiskCache(folder, encoder_fingerprint(facts["weights"], described), described, token_shape=token_shape)

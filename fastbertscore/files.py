@@ -8,7 +8,10 @@ import hashlib
 import io
 import json
 import os
-import tempfile
+import secrets
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -119,20 +122,38 @@ def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) 
     return cands, (refs if multi else [group[0] for group in refs])
 
 
+#: A temporary file of an atomic write left this long (untouched: a live writer keeps writing to it) belongs to a
+#: writer that died; the next write of the same target, or the embedding cache opening its folder, removes it.
+STALE_TEMPORARY_SECONDS = 3600
+
+
 def write_scores(path: str | Path, P, R, F) -> None:
-    """A ``P, R, F1`` TSV with one row per pair, six decimals: the output file of the scale-out commands."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("P\tR\tF1\n")
-        f.writelines(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in zip(P.tolist(), R.tolist(), F.tolist(), strict=True))
+    """A ``P, R, F1`` TSV with one row per pair, six decimals: the output file of the scale-out commands. Written
+    atomically: a killed run leaves the old file or none, never a truncated table."""
+    rows = zip(P.tolist(), R.tolist(), F.tolist(), strict=True)
+    write_atomic(path, "P\tR\tF1\n" + "".join(f"{p:.6f}\t{r:.6f}\t{x:.6f}\n" for p, r, x in rows))
 
 
-def write_atomic(path: str | Path, data: str | bytes, *, durable: bool = True) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``, so a crash or a concurrent
-    reader never sees half a file. ``durable`` also syncs it to disk first (checkpoints and published tables;
-    the embedding cache skips it, since a lost entry is only recomputed)."""
+def write_atomic(
+    path: str | Path, data: str | bytes, *, durable: bool = True, temporary_folder: str | Path | None = None
+) -> None:
+    """Write ``data`` to a temporary file and rename it over ``path``, so a crash or a concurrent reader never sees
+    half a file. ``durable`` also syncs it to disk first (checkpoints and published tables; the embedding cache
+    skips it, since a lost entry is only recomputed).
+
+    The temporary file ``.<name>.<random>.tmp`` sits beside ``path``, or in ``temporary_folder`` (on the same
+    file system: the embedding cache keeps its own in one folder, swept when it opens). It is made with mode
+    0666 less the process umask, as ``open()`` makes files, so a file shared between users stays readable
+    (``tempfile.mkstemp`` makes 0600). Stale temporaries of the same target (:data:`STALE_TEMPORARY_SECONDS`)
+    are removed first.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    folder = path.parent if temporary_folder is None else Path(temporary_folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = f".{path.name}."
+    sweep_temporaries(folder, prefix)
+    fd, tmp = _new_temporary(folder, prefix)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
@@ -143,6 +164,98 @@ def write_atomic(path: str | Path, data: str | bytes, *, durable: bool = True) -
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_figure(path: str | Path, figure, *, dpi: int = 120) -> None:
+    """A matplotlib figure, in the format its suffix names, written atomically (:func:`write_atomic`)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip(".").lower() or None, dpi=dpi)
+    write_atomic(path, buffer.getvalue())
+
+
+def _new_temporary(folder: Path, prefix: str) -> tuple[int, Path]:
+    """A new file ``<prefix><random>.tmp`` in ``folder``, open for writing, mode 0666 less the umask. ``O_EXCL``
+    (as ``mkstemp``): never an existing file, nor a link planted under that name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = folder / f"{prefix}{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name for {prefix}*.tmp in {folder}")
+
+
+def sweep_temporaries(folder: str | Path, prefix: str = ".", older_than: float = STALE_TEMPORARY_SECONDS) -> int:
+    """Remove ``<prefix>*.tmp`` files in ``folder`` not written to for ``older_than`` seconds: what writers that
+    died between creating and renaming them left. Best effort (a folder that cannot be listed, or a file that
+    cannot be removed, is left as it is); returns how many were removed."""
+    removed = 0
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and now - entry.stat(follow_symlinks=False).st_mtime > older_than:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+@contextmanager
+def file_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of ``path``: ``fcntl.flock`` on ``.<name>.lock`` beside it
+    (a hidden file, so a baseline folder's push skips it), which every writer of ``path`` takes. Two processes
+    recording into one manifest or registry then never lose each other's entries. Where ``fcntl`` is missing
+    (Windows) nothing is locked: one writer at a time is the user's to keep."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:  # "a": made if missing, never truncated
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping[str, str | Path]) -> None:
+    """Refuse a run whose output would overwrite one of its inputs, or another of its outputs.
+
+    ``outputs`` and ``inputs`` map how each file was named (``"--out"``, ``"--data"``) to its path. Two paths are
+    the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
+    links, case-insensitive file systems).
+
+    Raises:
+        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``).
+    """
+    named = list(outputs.items())
+    for i, (out_name, out_path) in enumerate(named):
+        others = [*named[:i], *inputs.items()]
+        for other_name, other_path in others:
+            if _same_file(Path(out_path), Path(other_path)):
+                raise ValueError(
+                    f"{out_name} {out_path} would overwrite {other_name} {other_path}: write it to another file"
+                )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def sha256_of(path: str | Path) -> str:

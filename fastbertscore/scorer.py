@@ -9,6 +9,7 @@ import torch
 
 from fastbertscore import assembly
 from fastbertscore._version import __version__
+from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.pipeline.embedder import Embedder
@@ -171,7 +172,7 @@ class BERTScorer:
         if long_inputs == "window" and self.embedder.window is not None:
             long_inputs = f"window(stride={self.embedder.window.overlap})"
         return Signature(
-            model=self.model_type,
+            model=signature_model(self.model_type),  # a local folder by its path, never as a Hub id
             layer=layer,
             idf=idf,
             rescale=rescale,

@@ -149,6 +149,8 @@ def check_options(
     if cache_dir is not None:
         if not isinstance(cache_dir, (str, os.PathLike)) or not str(cache_dir):
             raise TypeError(f"cache_dir must be a folder path (str or os.PathLike), got {_describe(cache_dir)}")
+        if "\0" in str(cache_dir):  # no file system takes it; os.path.exists() says False, mkdir raises
+            raise ValueError(f"cache_dir={str(cache_dir)!r} holds a NUL character, which no path may")
         if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
             raise ValueError(f"cache_dir={str(cache_dir)!r} exists and is not a folder")
 

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import subprocess
+import time
 
 import pytest
+import torch
 
 from fastbertscore.files import (
+    STALE_TEMPORARY_SECONDS,
     git_blob_id,
     pairs_from_rows,
     read_json_lines,
     read_lines,
     read_rows,
+    refuse_overwriting_inputs,
     sha256_of,
     split_lines,
     write_atomic,
+    write_scores,
 )
 
 
@@ -95,3 +102,48 @@ def test_content_hashes_are_the_ones_git_and_the_hub_use(tmp_path):
     git = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
     assert git_blob_id(path) == git
     assert sha256_of(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_written_files_get_the_process_umask_as_open_gives(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        write_atomic(tmp_path / "scores.tsv", "P\tR\tF1\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "scores.tsv").stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0600
+
+
+def test_a_write_sweeps_what_dead_writers_of_the_same_target_left(tmp_path):
+    stale, fresh, other = (tmp_path / ".out.tsv.dead0001.tmp", tmp_path / ".out.tsv.live0001.tmp", tmp_path / ".x.tmp")
+    for path in (stale, fresh, other):
+        path.write_text("partial")
+    long_ago = time.time() - 2 * STALE_TEMPORARY_SECONDS
+    os.utime(stale, (long_ago, long_ago))
+    os.utime(other, (long_ago, long_ago))
+    write_atomic(tmp_path / "out.tsv", "whole\n")
+    assert not stale.exists() and fresh.exists() and other.exists()  # a live writer's file, and another target's
+
+
+def test_write_scores_is_atomic_and_keeps_the_old_file_when_it_fails(tmp_path):
+    path = tmp_path / "scores.tsv"
+    write_scores(path, torch.tensor([0.5]), torch.tensor([0.25]), torch.tensor([0.125]))
+    assert path.read_text() == "P\tR\tF1\n0.500000\t0.250000\t0.125000\n"
+    with pytest.raises(ValueError):  # R is shorter than P: fails half-way through the rows
+        write_scores(path, torch.tensor([0.1, 0.2]), torch.tensor([0.3]), torch.tensor([0.4, 0.5]))
+    assert path.read_text() == "P\tR\tF1\n0.500000\t0.250000\t0.125000\n" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_output_may_not_be_an_input_by_any_name(tmp_path):
+    data = tmp_path / "wmt.csv"
+    data.write_text("x\n")
+    os.link(data, tmp_path / "hard.csv")
+    (tmp_path / "soft.csv").symlink_to(data)
+    for output in (data, tmp_path / "sub" / ".." / "wmt.csv", tmp_path / "hard.csv", tmp_path / "soft.csv"):
+        with pytest.raises(
+            ValueError, match=f"^--out {output} would overwrite --data {data}: write it to another file$"
+        ):
+            refuse_overwriting_inputs({"--out": output}, {"--data": data})
+    with pytest.raises(ValueError, match="--plot .*a.png would overwrite --out .*a.png"):
+        refuse_overwriting_inputs({"--out": tmp_path / "a.png", "--plot": tmp_path / "a.png"}, {})
+    refuse_overwriting_inputs({"--out": tmp_path / "wmt.md", "--plot": tmp_path / "plot.png"}, {"--data": data})

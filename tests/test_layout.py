@@ -1,5 +1,6 @@
 """The package's shape, as ARCHITECTURE.md describes it: no import cycles, imports only downward through the
-layers, no module named like a standard-library one, and every subpackage in the wheel."""
+layers, no module named like a standard-library one, every subpackage in the wheel, and a torch floor with which
+transformers loads every model."""
 
 from __future__ import annotations
 
@@ -179,6 +180,29 @@ def test_every_subpackage_is_in_the_wheel():
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {_module_name(path) for path in PACKAGE.rglob("__init__.py")}
     assert packages <= listed, f"pyproject.toml [tool.setuptools] packages lacks {sorted(packages - listed)}"
+
+
+def test_the_declared_torch_floor_loads_what_transformers_loads():
+    """transformers 5 refuses .bin weights (torch.load) below the torch version it names: a floor under it
+    installs a torch with which many Hub models do not load."""
+    import inspect
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+    from transformers.utils import import_utils
+
+    needed = re.search(
+        r'is_torch_greater_or_equal\("([\d.]+)"\)', inspect.getsource(import_utils.check_torch_load_is_safe)
+    )
+    if needed is None:
+        pytest.skip("this transformers names no torch version for torch.load")
+    requirements = [
+        Requirement(d) for d in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    ]
+    torch_floor = [
+        Version(s.version) for r in requirements if r.name == "torch" for s in r.specifier if s.operator == ">="
+    ]
+    assert torch_floor and min(torch_floor) >= Version(needed[1]), f"torch>={needed[1]} is what transformers needs"
 
 
 def test_architecture_md_names_every_part():

@@ -20,9 +20,10 @@ from tqdm.auto import tqdm
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines import manifest
-from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath
-from fastbertscore.files import read_lines, sha256_of, write_atomic
+from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
+from fastbertscore.files import read_lines, refuse_overwriting_inputs, sha256_of, write_atomic
 from fastbertscore.scorer import BERTScorer
+from fastbertscore.validate import check_positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,14 @@ def build(
     ``on_checkpoint(done)`` runs after each checkpoint is safely on disk (progress reports; the tests kill the
     process there, at a known point).
     """
+    for value, what in ((pairs, "pairs"), (block, "block"), (batch_size, "batch_size")):
+        check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
     sentences = read_corpus(corpus)
-    name = name or baseline_model_name(model)
+    if name is None:
+        relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under
+        name = baseline_model_name(model)
+    else:
+        relpath = relpath_of_id(lang, name)
     settings = BuildSettings(
         name,
         lang,
@@ -91,8 +98,9 @@ def build(
         seed,
         block,
     )
-    relpath = baseline_relpath(lang, name)
     checkpoint = Path(checkpoint) if checkpoint else Path(out_root) / f".{relpath.replace('/', '__')}.checkpoint.json"
+    outputs = {"the table": Path(out_root) / relpath, "the manifest": Path(out_root) / manifest.MANIFEST}
+    refuse_overwriting_inputs({**outputs, "the checkpoint": checkpoint}, {"the corpus": corpus})
     state = _resume(checkpoint, settings)
     index = sample_pairs(len(sentences), pairs, seed)
     scorer = BERTScorer(model_type=model, all_layers=True, batch_size=batch_size, device=device)

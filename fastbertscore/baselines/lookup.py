@@ -6,6 +6,7 @@ The dataset repo holds ``<lang>/<model_id>.tsv`` (a ``/`` in the id is a folder)
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -25,25 +26,39 @@ _PACKAGE = Path(__file__).resolve().parents[1]  # fastbertscore/
 # In a wheel the files sit in fastbertscore/baselines_data; in a checkout (or editable install) in baselines/.
 SHIPPED_DIRS = (_PACKAGE / "baselines_data", _PACKAGE.parent / "baselines")
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def baseline_relpath(lang: str, model_type: str) -> str:
-    """``<lang>/<model_id>.tsv``; refuses names that could leave the baseline folder (``..``, ``/abs``)."""
+    """``<lang>/<model_id>.tsv`` of a model to score with; refuses a local folder, whatever its name (a fine-tuned
+    model saved at ``./roberta-large`` is not roberta-large), and names that could leave the baseline folder."""
     name = baseline_model_name(model_type)
-    parts = [lang.lower(), *name.split("/")]
-    if hub.looks_like_path(name):
+    folder = local_folder(model_type) if name == model_type else None
+    if hub.looks_like_path(name) or folder is not None:
+        named = f" (the local folder {folder})" if folder is not None and not hub.looks_like_path(name) else ""
         raise BaselineError(
-            f"no rescaling baseline for model_type={model_type!r}: baselines are filed under Hub model ids, and a "
-            f"folder path names none. Pass baseline_path= a LAYER,P,R,F table, or make one with: "
-            f"bertscore-baseline build --model {model_type} --lang {lang} --corpus SENTENCES.txt"
+            f"no rescaling baseline for model_type={model_type!r}{named}: baselines are filed under Hub model ids, "
+            f"and a folder path names none. Pass baseline_path= a LAYER,P,R,F table; make one with: "
+            f"bertscore-baseline build --model {model_type} --name NAME --lang {lang} --corpus SENTENCES.txt "
+            f"(it writes baselines/{lang}/NAME.tsv)"
         )
-    for part in parts:
+    return relpath_of_id(lang, name)
+
+
+def relpath_of_id(lang: str, model_id: str) -> str:
+    """``<lang>/<model_id>.tsv`` of a Hub id (``bertscore-baseline build --name``); refuses paths and names that
+    could leave the baseline folder (``..``, ``/abs``)."""
+    if hub.looks_like_path(model_id):
+        raise BaselineError(
+            f"{model_id!r} is a path, not a Hub model id to file a baseline under: name one (ORG/NAME or NAME)"
+        )
+    for part in [lang.lower(), *model_id.split("/")]:
         if not _SAFE_PART.match(part) or part in (".", ".."):
             raise BaselineError(
-                f"cannot look up a baseline for lang={lang!r}, model {model_type!r}: {part!r} is not a safe path part "
+                f"cannot look up a baseline for lang={lang!r}, model {model_id!r}: {part!r} is not a safe path part "
                 "(letters, digits, '.', '_', '-'; no '..'). Pass baseline_path= for a file of your own."
             )
-    return "/".join(parts) + ".tsv"
+    return "/".join([lang.lower(), *model_id.split("/")]) + ".tsv"
 
 
 def baseline_model_name(model_type: str) -> str:
@@ -53,6 +68,22 @@ def baseline_model_name(model_type: str) -> str:
     ):
         return DEFAULT_MODEL
     return model_type
+
+
+def local_folder(model_type: str) -> str | None:
+    """The resolved path of the local folder ``model_type`` names (models load from there first, whatever the
+    name), or None for a Hub id."""
+    return os.path.realpath(model_type) if os.path.isdir(model_type) else None
+
+
+def signature_model(model_type: str) -> str:
+    """The model as a signature and its hash name it: as given, except a local folder whose name reads as a Hub id
+    (``roberta-large`` where ``./roberta-large`` exists), which is named by its resolved path, so that a model
+    saved there never shares the Hub model's hash. The embedded default model's folder keeps its name."""
+    folder = local_folder(model_type)
+    if folder is None or hub.looks_like_path(model_type) or baseline_model_name(model_type) != model_type:
+        return model_type
+    return folder
 
 
 def repo_settings(repo_id: str | None = None, revision: str | None = None) -> tuple[str, str]:
@@ -103,7 +134,7 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
     else:
         problem = cached_file_problem(path)
         if problem is None:
-            return path, f"HF cache {where}"
+            return path, f"HF cache {pinned(repo_id, revision, relpath, path)}"
         logger.warning("cached baseline %s is corrupted (%s); removed it, fetching it again", path, problem)
         _evict(path)
         tried.append(f"HF cache: {where} (corrupted: {problem}; removed)")
@@ -125,7 +156,19 @@ def _from_hub(repo_id: str, revision: str, relpath: str, tried: list[str]) -> tu
         _evict(path)
         tried.append(f"Hub {constants.ENDPOINT}: {where} (downloaded file does not match its hash: {problem}; removed)")
         return None, ""
-    return path, f"Hub {constants.ENDPOINT} {where}"
+    return path, f"Hub {constants.ENDPOINT} {pinned(repo_id, revision, relpath, path)}"
+
+
+def pinned(repo_id: str, revision: str, relpath: str, path: Path) -> str:
+    """Where a Hub file came from, named by the commit it was read at (``repo@<commit>:<relpath>``, then the
+    revision asked for when that was a branch or tag): ``main`` moves, so a signature names the commit whose table
+    rescaled the scores. The HF cache keeps each file under ``snapshots/<commit>/``."""
+    parts = Path(path).parts
+    commits = [b for a, b in itertools.pairwise(parts) if a == "snapshots" and _COMMIT.fullmatch(b)]
+    if not commits:
+        return f"{repo_id}@{revision}:{relpath}"
+    commit = commits[-1]
+    return f"{repo_id}@{commit}:{relpath}" + ("" if revision == commit else f", revision {revision}")
 
 
 def cached_file_problem(path: Path) -> str | None:

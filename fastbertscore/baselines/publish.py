@@ -4,12 +4,11 @@ dataset repo (files compared by git blob id, so an unchanged file is never uploa
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
 from fastbertscore.baselines import manifest
 from fastbertscore.baselines.table import read_baseline
-from fastbertscore.files import git_blob_id
+from fastbertscore.files import git_blob_id, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +28,7 @@ def import_bert_score(source: Path | None, out_root: Path) -> list[str]:
     for path in sorted(Path(source).rglob("*.tsv")):
         relpath = path.relative_to(source).as_posix()
         read_baseline(path)  # refuse to import a broken file
-        target = out_root / relpath
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        write_atomic(out_root / relpath, path.read_bytes())  # bytes unchanged; never half a table
         manifest.record(
             out_root,
             relpath,

@@ -44,10 +44,13 @@ def parse_baseline(text: str, source: str) -> torch.Tensor:
             layer, *prf = (float(cell) for cell in cells)
         except ValueError:
             raise BaselineError(f"baseline file {source} line {line_no}: not a number in {row}") from None
-        if layer != len(values) or not all(math.isfinite(x) and x < 1 for x in prf):
+        # Checked as rescaling will use them, in float32: 0.99999999 is below 1 in float64 but rounds to 1.0 there
+        # (and rescaling divides by 1 - b), 1e39 is finite in float64 but infinite in float32.
+        stored = torch.tensor(prf, dtype=torch.float64).to(torch.float32).tolist()
+        if layer != len(values) or not all(math.isfinite(x) and x < 1 for x in stored):
             raise BaselineError(
-                f"baseline file {source} line {line_no}: expected layer {len(values)} with finite values below 1, "
-                f"got {row}"
+                f"baseline file {source} line {line_no}: expected layer {len(values)} with finite values below 1 "
+                f"(as float32, what rescaling uses), got {row}"
             )
         values.append(prf)
     if not values:

@@ -12,6 +12,17 @@ from fastbertscore.baselines.publish import import_bert_score, push
 from fastbertscore.baselines.table import BaselineError
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (--pairs 0 wrote a table of no pairs, and its manifest)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive: give 1 or more")
+    return value
+
+
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="bertscore-baseline", description="Import the published baselines, build new ones, push them to the Hub."
@@ -25,10 +36,10 @@ def _parse_args(argv):
     b.add_argument("--lang", required=True)
     b.add_argument("--name", help="Hub id to file the baseline under (default: --model; needed for a local folder)")
     b.add_argument("--corpus", type=Path, required=True, help="a text file, one sentence per line")
-    b.add_argument("--pairs", type=int, default=500_000)
+    b.add_argument("--pairs", type=_positive, default=500_000)
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--block", type=int, default=2000, help="pairs between checkpoints")
-    b.add_argument("--batch-size", type=int, default=64)
+    b.add_argument("--block", type=_positive, default=2000, help="pairs between checkpoints")
+    b.add_argument("--batch-size", type=_positive, default=64)
     b.add_argument("--device")
     b.add_argument("--out", type=Path, default=Path("baselines"))
     p = sub.add_parser("push", help="upload new or changed files to a Hub dataset repo")

@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 from fastbertscore.cli.common import guarded
+from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.settings import add_arguments, from_arguments
 
@@ -55,6 +56,9 @@ def _run(args) -> int:
 
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
+    refuse_overwriting_inputs(_outputs(args), {"--data": args.data})
+    if getattr(args, "record", False):
+        registry.read()  # a registry --record could not write is refused now, not after the work
     data = metaeval.read_judgments(
         args.data,
         cand=args.cand_column,
@@ -73,7 +77,7 @@ def _run(args) -> int:
     table = metaeval.markdown(report)
     print(table)
     if args.out:
-        args.out.write_text(table, encoding="utf-8")
+        write_atomic(args.out, table)
         metaeval.write_csv(report, args.out.with_suffix(".csv"))
     if args.plot:
         metaeval.plot(report, args.plot)
@@ -111,8 +115,25 @@ def _system_level(args, scorer, data) -> int:
     table = metaeval.system_markdown(results, highlight=next(n for n in scores if "(default)" in n))
     print(table)
     if args.out:
-        args.out.write_text(table, encoding="utf-8")
+        write_atomic(args.out, table)
     return 0
+
+
+def _outputs(args) -> dict[str, Path]:
+    """Every file this run will write, by how the user named it: checked against the input (and each other)
+    before any model work."""
+    from fastbertscore.pipeline.layer_registry import registry_path
+
+    outputs = {}
+    if args.out:
+        outputs["--out"] = args.out
+        if not getattr(args, "system_level", False):
+            outputs["--out's .csv"] = args.out.with_suffix(".csv")
+    if args.plot:
+        outputs["--plot"] = args.plot
+    if getattr(args, "record", False):
+        outputs["--record's layer registry"] = registry_path()
+    return outputs
 
 
 def main(argv: list[str]) -> int:

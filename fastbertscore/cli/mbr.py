@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from fastbertscore.cli.common import add_common, guarded, json_lines, settings_from
+from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 
 
 def _parse(argv):
@@ -25,16 +26,19 @@ def _run(args) -> int:
     from fastbertscore.scorer import BERTScorer
     from fastbertscore.validate import check_groups
 
+    inputs = {"samples": args.samples, **({"--references": args.references} if args.references else {})}
+    refuse_overwriting_inputs({"-o": args.out}, inputs)
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
     references = (
         None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")
     )
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore mbr").idf_over(references or samples))
     result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
-    with args.out.open("w", encoding="utf-8") as out:
-        for group, index, utilities in zip(samples, result.index, result.utilities, strict=True):
-            values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
-            out.write(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
+    lines = []
+    for group, index, utilities in zip(samples, result.index, result.utilities, strict=True):
+        values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
+        lines.append(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
+    write_atomic(args.out, "".join(lines))  # a killed run leaves the old file or none, never half of one
     print(f"{scorer.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from fastbertscore.cli.common import (
     guarded,
     settings_from,
 )
+from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 
 
 def _parse(argv):
@@ -57,6 +59,9 @@ def _run(args) -> int:
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):
         raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
+    refuse_overwriting_inputs(
+        {flag_of(args, "out", "-o"): args.out}, {"-a": args.a, **({"-r": args.b} if args.b is not None else {})}
+    )
     texts_a = file_lines(args.a, "-a")
     texts_b = None if args.b is None else file_lines(args.b, "-r")
     settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)
@@ -66,11 +71,11 @@ def _run(args) -> int:
     if args.out.suffix.lower() == ".npy":
         import numpy as np
 
-        np.save(args.out, matrix.numpy())
+        buffer = io.BytesIO()
+        np.save(buffer, matrix.numpy())
+        write_atomic(args.out, buffer.getvalue())  # a killed run leaves the old file or none, never half of one
     else:
-        args.out.write_text(
-            "".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()), encoding="utf-8"
-        )
+        write_atomic(args.out, "".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()))
     print(f"{scorer.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
     return 0
 

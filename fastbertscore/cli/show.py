@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of, guarded, settings_from
+from fastbertscore.files import write_figure
 
 
 def _parse(argv):
@@ -47,7 +48,7 @@ def _run(args) -> int:
             raise InputError(f"{flag} is empty: give a text to draw the heatmap of")
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
-    similarity_figure(tokens, kind="rescaled" if scorer.rescale_with_baseline else "raw").savefig(args.out, dpi=120)
+    write_figure(args.out, similarity_figure(tokens, kind="rescaled" if scorer.rescale_with_baseline else "raw"))
     summary = explain(args.cand, args.ref, scorer=scorer, level=args.level, presence_threshold=args.threshold)
     print(f"{scorer.hash} P: {summary.precision:.6f} R: {summary.recall:.6f} F1: {summary.f1:.6f}")
     print(f"heatmap: {args.out}")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 
 import numpy as np
 
+from fastbertscore.files import write_atomic, write_figure
 from fastbertscore.metaeval.correlation import Report
 from fastbertscore.metaeval.judgments import POOLED
 
@@ -34,11 +36,13 @@ def table_rows(report: Report) -> list[dict]:
 
 
 def write_csv(report: Report, path) -> None:
+    """Every row of :func:`table_rows`, written atomically."""
     rows = table_rows(report)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
 
 
 def markdown(report: Report, kind: str = "F") -> str:
@@ -90,5 +94,5 @@ def plot(report: Report, path) -> None:
     ax.set_title(report.model)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(path, fig)
     plt.close(fig)

@@ -11,9 +11,13 @@ import logging
 import os
 from pathlib import Path
 
-from fastbertscore.files import write_atomic
+from fastbertscore.files import file_lock, write_atomic
 
 logger = logging.getLogger(__name__)
+
+
+class RegistryError(ValueError):
+    """The registry file exists and cannot be read; the message names it."""
 
 
 def registry_path() -> Path:
@@ -22,15 +26,31 @@ def registry_path() -> Path:
 
 
 def load() -> dict:
-    path = registry_path()
+    """The registry for lookups: a missing file is empty, and an unreadable one is ignored with a warning (a
+    layer lookup falls back to three quarters of the depth; :func:`record` refuses to write over it)."""
+    try:
+        return read()
+    except RegistryError as error:
+        logger.warning("ignoring %s", error)
+        return {}
+
+
+def read(path: Path | None = None) -> dict:
+    """The registry at ``path`` (default :func:`registry_path`), strictly: what :func:`record` starts from.
+
+    Raises:
+        RegistryError: the file exists and is not a readable JSON object.
+    """
+    path = registry_path() if path is None else path
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        logger.warning("ignoring the layer registry %s: %s", path, error)
-        return {}
-    return data if isinstance(data, dict) else {}
+        raise RegistryError(f"the layer registry {path} cannot be read ({error}); fix or remove it") from None
+    if not isinstance(data, dict):
+        raise RegistryError(f"the layer registry {path} is not a JSON object; fix or remove it")
+    return data
 
 
 def tuned_layer(model_type: str) -> int | None:
@@ -40,8 +60,14 @@ def tuned_layer(model_type: str) -> int | None:
 
 
 def record(model_type: str, layer: int, **details) -> Path:
-    data = load()
-    data[model_type] = {"layer": layer, **details}
+    """Save ``layer`` as ``model_type``'s tuned layer, under a lock (two recording processes keep both entries).
+
+    Raises:
+        RegistryError: the registry exists and cannot be read; it is left as it is, never overwritten.
+    """
     path = registry_path()
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    with file_lock(path):
+        data = read(path)
+        data[model_type] = {"layer": layer, **details}
+        write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return path

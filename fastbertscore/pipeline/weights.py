@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import struct
 from collections.abc import Iterable, Mapping
 
 import torch
@@ -45,18 +46,49 @@ def table_from_mapping(weights: Mapping[int, float], vocab_size: int) -> torch.T
     """A user's ``{token_id: weight}`` mapping as a table; ids it lacks stay NaN unless it has a default.
 
     ``bert-score``'s own idf dicts are ``defaultdict``s whose default is the weight of unseen tokens.
+
+    Raises:
+        TypeError: a key is not an int token id, or a weight is not a number.
+        ValueError: a weight (or the default) is infinite, NaN or negative, or overflows float32; the message
+            names the token id and the value (such weights gave NaN or sign-flipped scores).
     """
     default = math.nan
     factory = getattr(weights, "default_factory", None)
     if factory is not None:
-        default = float(factory())
+        default = check_idf_weight(factory(), "the default weight (of tokens the mapping lacks)")
     table = torch.full((vocab_size,), default, dtype=torch.float64)
     for token_id, weight in weights.items():
         if not isinstance(token_id, int) or isinstance(token_id, bool):
             raise TypeError(f"idf weights must map int token ids to floats; got key {token_id!r}")
+        value = check_idf_weight(weight, f"token id {token_id}")
         if 0 <= token_id < vocab_size:
-            table[token_id] = float(weight)
+            table[token_id] = value
     return table.to(torch.float32)
+
+
+def check_idf_weight(weight, what: str) -> float:
+    """One idf weight as a float: a finite, non-negative number, finite in float32 too (what scoring uses)."""
+    if isinstance(weight, (str, bytes, bool)):
+        raise TypeError(f"idf weight of {what} must be a number, got {type(weight).__name__} {weight!r:.40}")
+    try:
+        value = float(weight)
+    except (TypeError, ValueError):
+        raise TypeError(f"idf weight of {what} must be a number, got {type(weight).__name__} {weight!r:.40}") from None
+    if not math.isfinite(value) or value < 0 or not _fits_float32(value):
+        raise ValueError(
+            f"idf weight of {what} is {value!r}: weights must be finite and not negative (and within float32's "
+            "range); idf is log((M + 1) / (df + 1)), never below 0"
+        )
+    return value
+
+
+def _fits_float32(value: float) -> bool:
+    """Whether ``value`` stays finite in float32 (packing raises where it would round to infinity)."""
+    try:
+        struct.pack("<f", value)
+    except OverflowError:
+        return False
+    return True
 
 
 def sentence_weights(ids: list[int], table: torch.Tensor, fallback: torch.Tensor) -> torch.Tensor:

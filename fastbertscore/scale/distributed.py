@@ -16,7 +16,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from fastbertscore.files import read_lines, write_scores
+from fastbertscore.files import read_lines, refuse_overwriting_inputs, write_scores
 from fastbertscore.idf import IdfWeights
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
@@ -78,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")
     add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
     args = parser.parse_args(argv)
+    try:
+        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref})
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     cuda = torch.cuda.is_available()
     dist.init_process_group("nccl" if cuda else "gloo")
     try:

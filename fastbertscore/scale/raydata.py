@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from fastbertscore.files import pairs_from_rows, read_rows, write_scores
+from fastbertscore.files import pairs_from_rows, read_rows, refuse_overwriting_inputs, write_scores
 from fastbertscore.idf import IdfWeights
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
@@ -195,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     try:
+        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs})
         cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
     except ValueError as error:
         print(f"error: {args.pairs}: {error}", file=sys.stderr)

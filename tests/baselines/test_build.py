@@ -17,6 +17,7 @@ from tolerances import TINY_WIDTH, assert_close, prf_bounds, stored_fp32
 import fastbertscore as fb
 from fastbertscore.baselines.build import build, read_corpus, sample_pairs
 from fastbertscore.baselines.table import read_baseline
+from fastbertscore.cli.baseline import main as baseline_main
 
 
 def _corpus(tmp_path: Path) -> Path:
@@ -127,3 +128,27 @@ def test_push_dry_run_lists_files_without_network(tmp_path, capsys):
     assert main(["push", "--repo", "acme/baselines", "--root", str(root), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "add en/roberta-large.tsv" in out and "add manifest.json" in out and "add README.md" in out
+
+
+def test_a_build_never_writes_over_its_corpus(tmp_path):
+    corpus = tmp_path / "en" / "acme" / "tiny.tsv"  # where the table of acme/tiny would go
+    corpus.parent.mkdir(parents=True)
+    corpus.write_text("the cat sat\na dog ran\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"the table {corpus} would overwrite the corpus {corpus}"):
+        build("/no/such/model", "en", corpus, tmp_path, name="acme/tiny", pairs=4, verbose=False)  # before any load
+    assert corpus.read_text() == "the cat sat\na dog ran\n"
+
+
+@pytest.mark.parametrize("option", ["pairs", "block", "batch_size"])
+@pytest.mark.parametrize("value", [0, -5])
+def test_counts_must_be_positive_before_anything_is_written(tmp_path, option, value, capsys):
+    corpus = _corpus(tmp_path)
+    with pytest.raises(ValueError, match=f"{option} must be a positive integer, got {value}"):
+        build("/no/such/model", "en", corpus, tmp_path / "out", name="acme/tiny", verbose=False, **{option: value})
+    flag = "--" + option.replace("_", "-")
+    argv = ["build", "--model", "/no/such/model", "--name", "acme/tiny", "--lang", "en", "--corpus", str(corpus)]
+    with pytest.raises(SystemExit) as info:
+        baseline_main([*argv, "--out", str(tmp_path / "out"), flag, str(value)])
+    assert info.value.code == 2
+    assert f"argument {flag}: {value} is not positive: give 1 or more" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # no table, no manifest entry

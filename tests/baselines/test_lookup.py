@@ -6,6 +6,7 @@ Hub pulls run in subprocesses, because huggingface_hub reads HF_ENDPOINT and HF_
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import bert_score
@@ -30,7 +31,9 @@ def hub(tmp_path_factory):
     table = "LAYER,P,R,F\n" + "".join(f"{i},{0.1 + i / 20},{0.15 + i / 20},{0.12 + i / 20}\n" for i in range(7))
     files = {"de/sentence-transformers/all-MiniLM-L6-v2.tsv": table, "fr/acme/broken.tsv": "LAYER,P,R,F\n0,0.1,0.2\n"}
     for port in serve_dataset_repo(root, HUB_REPO, files):
-        yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root}
+        repo = root / "mirrors" / "datasets" / HUB_REPO
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+        yield {"endpoint": f"http://127.0.0.1:{port}", "table": table, "root": root, "commit": commit.stdout.strip()}
 
 
 def _run(code: str, env_extra: dict) -> dict:
@@ -42,13 +45,20 @@ def _run(code: str, env_extra: dict) -> dict:
 def test_hub_only_baseline_is_pulled_cached_then_used_offline(hub, tmp_path):
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     first = _run(FIND_BASELINE.format(lang="de", model=MINILM), env)
-    assert first["source"].startswith(f"Hub {hub['endpoint']} {HUB_REPO}@main:de/")
+    # main moves: the source names the commit the table was read at, then the revision asked for
+    where = f"{HUB_REPO}@{hub['commit']}:de/sentence-transformers/all-MiniLM-L6-v2.tsv, revision main"
+    assert first["source"] == f"Hub {hub['endpoint']} {where}"
     assert first["text"] == hub["table"] and first["path"].startswith(str(tmp_path / "hf"))
     offline = _run(
         FIND_BASELINE.format(lang="de", model=MINILM),
         {**env, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"},
     )
-    assert offline["source"].startswith("HF cache") and offline["text"] == hub["table"]
+    assert offline["source"] == f"HF cache {where}" and offline["text"] == hub["table"]
+    pinned = _run(
+        FIND_BASELINE.format(lang="de", model=MINILM),
+        {**env, "HF_HUB_OFFLINE": "1", "FASTBERTSCORE_BASELINE_REVISION": hub["commit"]},
+    )
+    assert pinned["source"] == f"HF cache {HUB_REPO}@{hub['commit']}:de/sentence-transformers/all-MiniLM-L6-v2.tsv"
 
 
 @pytest.mark.hub
@@ -59,7 +69,9 @@ import json, fastbertscore as fb
 cands, refs = ["the cat sat on the mat", "it rains"], ["a cat was on the mat", "rain falls"]
 (P, R, F), h = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3, lang="de", rescale_with_baseline=True, return_hash=True)
 raw = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3)
-print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.tolist() for x in raw], "hash": h}}))
+signature = fb.BERTScorer(model_type={MINILM!r}, num_layers=3, lang="de", rescale_with_baseline=True).signature
+print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.tolist() for x in raw], "hash": h,
+                  "rescale": signature.rescale}}))
 """
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(code, env)
@@ -67,6 +79,9 @@ print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.t
     expected = (torch.tensor(out["raw"]).T - baseline) / (1 - baseline)
     assert_scores_close(torch.tensor(out["rescaled"]), expected.T, baseline=baseline)
     assert ")-rescaled_baseline=" in out["hash"] and "custom" not in out["hash"]
+    assert out["rescale"].endswith(
+        f" {HUB_REPO}@{hub['commit']}:de/sentence-transformers/all-MiniLM-L6-v2.tsv, revision main)"
+    )
 
 
 @pytest.mark.hub
@@ -107,6 +122,8 @@ except BaselineError as e:
         ("LAYER,P,R,F\n0,0.1,x,0.3\n", "not a number"),
         ("LAYER,P,R,F\n1,0.1,0.2,0.3\n", "expected layer 0"),
         ("LAYER,P,R,F\n0,0.1,0.2,1.5\n", "finite values below 1"),
+        ("LAYER,P,R,F\n0,0.1,0.2,0.99999999\n", r"finite values below 1 \(as float32"),  # 1.0 in float32
+        ("LAYER,P,R,F\n0,0.1,1e39,0.3\n", r"finite values below 1 \(as float32"),  # infinite in float32
     ],
 )
 def test_malformed_tables(tmp_path, text, message):

@@ -3,11 +3,16 @@ file is detected, reported and rebuilt, never used."""
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 from paths import MINILM
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
+from fastbertscore.cache.disk import DiskCache
+from fastbertscore.files import STALE_TEMPORARY_SECONDS
 
 
 def test_disk_cache_survives_a_new_scorer_and_changes_no_score(mt_pairs, tmp_path):
@@ -55,5 +60,20 @@ def test_cache_dir_must_be_a_folder(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="exists and is not a folder"):
         fb.BERTScorer(model_type=MINILM, cache_dir=tmp_path / "file")
+    with pytest.raises(ValueError, match="cache_dir='a\\\\x00b' holds a NUL character"):
+        fb.BERTScorer(model_type=MINILM, cache_dir="a\0b")
     with pytest.raises(TypeError, match="cache_dir must be a folder path"):
         fb.BERTScorer(model_type=MINILM, cache_dir=3)
+
+
+def test_opening_the_cache_sweeps_the_temporary_files_of_killed_writers(tmp_path):
+    first = DiskCache(tmp_path, "fingerprint", {}, token_shape=(4,))
+    temporaries = first.folder / "tmp"
+    temporaries.mkdir()
+    stale, fresh = temporaries / ".ab12.emb.dead0001.tmp", temporaries / ".cd34.emb.live0001.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half an entry")
+    long_ago = time.time() - 2 * STALE_TEMPORARY_SECONDS
+    os.utime(stale, (long_ago, long_ago))
+    DiskCache(tmp_path, "fingerprint", {}, token_shape=(4,))
+    assert not stale.exists() and fresh.exists()  # a writer that may still be alive keeps its file

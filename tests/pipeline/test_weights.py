@@ -59,3 +59,42 @@ def test_all_zero_idf_falls_back_to_plain_weights():
     idf = idf_table(document_frequencies([[1, 4, 2]], 8), 1)
     plain = plain_table(8, [1, 2])
     assert sentence_weights([1, 4, 2], idf, plain).tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "mapping, named",
+    [
+        ({5: 2.0, 7: float("inf")}, r"token id 7 is inf"),
+        ({5: float("nan")}, r"token id 5 is nan"),
+        ({5: -0.5}, r"token id 5 is -0.5"),
+        ({5: 1e39}, r"token id 5 is 1e\+39"),  # finite in float64, infinite in float32
+        (defaultdict(lambda: -1.0, {5: 2.0}), r"the default weight \(of tokens the mapping lacks\) is -1.0"),
+        (defaultdict(lambda: float("nan")), r"the default weight \(of tokens the mapping lacks\) is nan"),
+    ],
+)
+def test_weights_that_are_not_finite_or_negative_are_refused_by_token_id(mapping, named):
+    with pytest.raises(ValueError, match=named + ": weights must be finite and not negative"):
+        table_from_mapping(mapping, 10)
+
+
+@pytest.mark.parametrize("weight", ["0.5", True, None, [1.0]])
+def test_weights_that_are_not_numbers_are_refused_by_token_id(weight):
+    with pytest.raises(TypeError, match="idf weight of token id 5 must be a number"):
+        table_from_mapping({5: weight}, 10)
+
+
+@pytest.mark.parametrize("weight", [float("inf"), -1.0])
+def test_every_entry_point_refuses_such_a_mapping(tiny_model, weight):
+    import fastbertscore as fb
+
+    model = tiny_model("bert")
+    scorer = fb.BERTScorer(model_type=model, num_layers=2)
+    idf = defaultdict(lambda: 1.0, {scorer.tokenizer("cat")["input_ids"][1]: weight})
+    for call in (
+        lambda: fb.score(["a cat"], ["the cat"], model_type=model, num_layers=2, idf=idf),
+        lambda: fb.BERTScorer(model_type=model, num_layers=2, idf=idf),
+        lambda: fb.pairwise(["a cat"], ["the cat"], model_type=model, num_layers=2, idf=idf),
+        lambda: fb.compute(predictions=["a cat"], references=["the cat"], model_type=model, num_layers=2, idf=idf),
+    ):
+        with pytest.raises(ValueError, match="weights must be finite and not negative"):
+            call()

@@ -1,0 +1,104 @@
+"""Every file a command writes: never over one of its inputs (refused in one line naming both, before any model
+work), and written whole or not at all (a write that fails half-way keeps the old file)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+from confined import run_confined
+from paths import RATINGS
+
+from fastbertscore.cli.main import main
+
+TEXTS = ["the cat sat on the mat", "it is raining today", "birds sing at dawn", "a dog ran", "tea is hot", "snow fell"]
+
+
+@pytest.fixture()
+def texts(tmp_path):
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    return path
+
+
+#: A model that does not exist: a command that loaded one before refusing its output would say so instead.
+NO_MODEL = ["-m", "/no/such/model"]
+
+
+def _refused(argv, capsys) -> str:
+    assert main([*argv, *NO_MODEL]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+def test_correlate_never_writes_its_csv_over_the_data(tmp_path, capsys):
+    data = tmp_path / "wmt.csv"
+    with RATINGS.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))[:12]
+    with data.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    before = data.read_bytes()
+    argv = ["correlate", "--data", str(data), "--bootstrap", "0", "--no-surface"]
+    line = _refused([*argv, "--out", str(tmp_path / "wmt.md")], capsys)
+    assert (
+        line
+        == f"bertscore: error: --out's .csv {tmp_path / 'wmt.csv'} would overwrite --data {data}: write it to another file"
+    )
+    assert data.read_bytes() == before and not (tmp_path / "wmt.md").exists()
+    line = _refused([*argv, "--out", str(tmp_path / "table.csv")], capsys)  # the table and its .csv: one file
+    assert "--out's .csv" in line and f"would overwrite --out {tmp_path / 'table.csv'}" in line
+    line = _refused([*argv, "--plot", str(tmp_path / "." / "wmt.csv")], capsys)
+    assert line.startswith("bertscore: error: --plot ") and f"would overwrite --data {data}" in line
+
+
+def test_pairwise_and_mbr_refuse_an_output_that_is_an_input(texts, tmp_path, capsys):
+    link = tmp_path / "same-file.tsv"
+    os.link(texts, link)  # another name of the same file
+    line = _refused(["pairwise", "-a", str(texts), "-o", str(link)], capsys)
+    assert line == f"bertscore pairwise: error: -o {link} would overwrite -a {texts}: write it to another file"
+    refs = tmp_path / "refs.tsv"  # an input that ends as an output may
+    refs.write_text(texts.read_text())
+    line = _refused(["pairwise", "-a", str(texts), "-r", str(refs), "--out", str(refs)], capsys)
+    assert f"--out {refs} would overwrite -r {refs}" in line
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps(TEXTS[:3]) + "\n")
+    assert f"-o {samples} would overwrite samples {samples}" in _refused(
+        ["mbr", str(samples), "-o", str(samples)], capsys
+    )
+    assert json.loads(samples.read_text()) == TEXTS[:3]
+
+
+#: A child that runs one command on a disk that fills up at ``limit`` bytes a file: the output cannot be written.
+ON_A_FULL_DISK = """
+import json, sys
+from fastbertscore.cli.main import main
+argv = json.loads(sys.argv[1])
+confine()
+print(json.dumps({"rc": main(argv)}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["pairwise .tsv", "pairwise .npy", "mbr"])
+def test_an_output_that_cannot_be_written_whole_keeps_the_old_file(texts, tmp_path, tiny_model, command):
+    model = tiny_model("bert")
+    if command == "mbr":
+        samples = tmp_path / "samples.jsonl"
+        samples.write_text("".join(json.dumps(TEXTS) + "\n" for _ in range(4)))
+        out, argv = tmp_path / "picks.jsonl", ["mbr", str(samples)]
+    else:
+        out, argv = tmp_path / f"matrix{command.split()[1]}", ["pairwise", "-a", str(texts)]
+    argv += ["-o", str(out), "-m", model, "-l", "2"]
+    out.write_bytes(b"the previous run's whole output\n")
+    result, stderr = run_confined(ON_A_FULL_DISK, json.dumps(argv), max_file_bytes=64)
+    assert result["rc"] == 1 and "File too large" in stderr  # the write failed, and said so in one line
+    assert out.read_bytes() == b"the previous run's whole output\n"  # not a truncated new one that looks valid
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+    if command == "pairwise .npy":  # and when the disk has room, the file is whole
+        result, _ = run_confined(ON_A_FULL_DISK, json.dumps(argv))
+        assert result["rc"] == 0 and np.load(out).shape == (len(TEXTS), len(TEXTS))
