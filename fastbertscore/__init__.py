@@ -2,7 +2,7 @@
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.compute import cached_scorer, clear_model_cache, compute, mbr, pairwise
+from fastbertscore.compute import cached_scorer, clear_model_cache, compute, mbr, pairwise, score
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
 from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
 from fastbertscore.hardware import auto_dtype
@@ -11,7 +11,7 @@ from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.result import ScoreResult
-from fastbertscore.scorer import BERTScorer, score
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature
 from fastbertscore.significance import Comparison, compare

@@ -12,11 +12,13 @@ import os
 import threading
 from dataclasses import astuple, replace
 from pathlib import Path
+from typing import Literal
 
 import torch
 
 from fastbertscore import hardware
 from fastbertscore._version import __version__
+from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import read_baseline, select_layers
 from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from fastbertscore.cache.memory import EmbeddingCache
@@ -27,7 +29,7 @@ from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.weights import plain_table
 from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings
-from fastbertscore.signature import digest
+from fastbertscore.signature import Signature, digest
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +91,36 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
         kind,
         str(source),
         digest(Path(path).read_bytes()),
+    )
+
+
+def describe(
+    settings: Settings, embedder: Embedder, idf_digest: str | None, baseline: tuple[str, str, str] | None
+) -> Signature:
+    """The signature of a scorer assembled from ``settings``: its model, its layer as the encoder took it, its idf
+    (``idf_digest``: the mapping's digest, ``None`` when counted) and its baseline (kind, where, content digest)."""
+    import transformers
+
+    idf: Literal["no", "yes", "map"] = "no" if not settings.idf else "map" if idf_digest else "yes"
+    window = embedder.window if settings.long_inputs == "window" else None
+    return Signature(
+        model=signature_model(settings.model_type_or_default),  # a local folder by its path, never as a Hub id
+        layer=embedder.encoder.num_layers,
+        idf=idf,
+        rescale="no" if baseline is None else "custom" if baseline[0] == "custom" else "baseline",
+        lang=settings.lang,
+        fast_tokenizer=settings.use_fast_tokenizer,
+        long_inputs=settings.long_inputs,
+        dtype=settings.resolved_dtype,
+        version=__version__,
+        transformers=transformers.__version__,
+        torch=torch.__version__.split("+")[0],
+        layer_from_registry=embedder.encoder.layer_from_registry,
+        all_layers=settings.all_layers,
+        idf_digest=idf_digest if idf == "map" else None,
+        baseline_digest=None if baseline is None else baseline[2],
+        baseline_source=None if baseline is None else baseline[1],
+        window_stride=None if window is None else window.overlap,
     )
 
 

@@ -1,5 +1,5 @@
-"""One-call entry points on the scorer the engine keeps loaded: ``compute`` (the ``evaluate``-style dict of lists),
-``pairwise`` and ``mbr``.
+"""One-call entry points: ``score`` (bert-score's, a scorer of its own each call; the model stays loaded) and, on the
+scorer the engine keeps for them, ``compute`` (the ``evaluate``-style dict of lists), ``pairwise`` and ``mbr``.
 
 The scorer is rebuilt whenever a setting that changes numbers changes — device and idf sentences
 included, which the official ``evaluate-metric/bertscore`` module forgets; settings that change no number
@@ -9,6 +9,7 @@ included, which the official ``evaluate-metric/bertscore`` module forgets; setti
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
 from fastbertscore import assembly
 from fastbertscore.hardware import check_device
@@ -42,6 +43,62 @@ def cached_scorer(settings: Settings) -> BERTScorer:
             _scorers.clear()
             _scorers[key] = scorer
     return scorer
+
+
+def score(
+    cands,
+    refs,
+    model_type: str | None = None,
+    num_layers: int | None = None,
+    verbose: bool = False,
+    idf: bool | Mapping[int, float] = False,
+    device: str | None = None,
+    batch_size: int = 64,
+    nthreads: int = 4,
+    all_layers: bool = False,
+    lang: str | None = None,
+    return_hash: bool = False,
+    rescale_with_baseline: bool = False,
+    baseline_path: str | None = None,
+    use_fast_tokenizer: bool = False,
+    **options,
+):
+    """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
+
+    ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
+    ``baseline_repo``/``baseline_revision`` (where baselines come from), ``long_inputs``/``window_stride``
+    (texts longer than the model's window: cut as bert-score, scored in full through windows, or an error),
+    ``dtype`` (``"auto"``: the fastest precision that holds 2e-3 on the device; bfloat16 is several times slower
+    on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches), ``memory_mb`` (held at once;
+    spills past it). ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for
+    shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+
+    Example:
+        >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],
+        ...                 model_type="sentence-transformers/all-MiniLM-L6-v2")
+        >>> tuple(F.shape), bool(0 < F[0] < 1)
+        ((1,), True)
+    """
+    pairs = check_pairs(cands, refs)
+    settings = Settings.from_options(
+        "score()",
+        dict(
+            model_type=model_type,
+            num_layers=num_layers,
+            idf=idf,
+            device=device,
+            batch_size=batch_size,
+            nthreads=nthreads,
+            all_layers=all_layers,
+            lang=lang,
+            rescale_with_baseline=rescale_with_baseline,
+            baseline_path=baseline_path,
+            use_fast_tokenizer=use_fast_tokenizer,
+            **options,
+        ),
+    )
+    scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
+    return scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs).returned(return_hash)
 
 
 def compute(predictions, references, *, verbose: bool = False, **options) -> dict:

@@ -33,6 +33,10 @@ class ScoreResult:
     recall = property(lambda self: self.scores[1])
     f1 = property(lambda self: self.scores[2])
 
+    def returned(self, return_hash: bool = False) -> Scores | tuple[Scores, str]:
+        """What bert-score's ``score`` returns: ``(P, R, F)``, or ``((P, R, F), hash)``."""
+        return (self.scores, self.hash) if return_hash else self.scores
+
     def to_dict(self) -> dict:
         """Plain lists, as ``evaluate`` modules return them."""
         out = {"precision": self.precision.tolist(), "recall": self.recall.tolist(), "f1": self.f1.tolist()}

@@ -8,8 +8,6 @@ from collections.abc import Mapping
 import torch
 
 from fastbertscore import assembly
-from fastbertscore._version import __version__
-from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.pipeline.embedder import Embedder
@@ -154,36 +152,8 @@ class BERTScorer:
     @property
     def signature(self) -> Signature:
         """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``)."""
-        import transformers
-
-        layer = str(self.num_layers)
-        if self.embedder.encoder.layer_from_registry:
-            layer += " (registry)"
-        if self.all_layers:
-            layer += " (all layers returned)"
-        mapping = self._idf.mapping if self._idf is not None else None
-        idf = "no" if not self.idf else f"map:{mapping}" if mapping else "yes"
-        if not self.rescale_with_baseline:
-            rescale = "no"
-        else:
-            kind, where, content = self._loaded_baseline()[1]  # the content digest is known once the table is read
-            rescale = f"{kind}:{content} ({where})"
-        long_inputs: str = self.long_inputs
-        if long_inputs == "window" and self.embedder.window is not None:
-            long_inputs = f"window(stride={self.embedder.window.overlap})"
-        return Signature(
-            model=signature_model(self.model_type),  # a local folder by its path, never as a Hub id
-            layer=layer,
-            idf=idf,
-            rescale=rescale,
-            lang=self.lang or "-",
-            tokenizer="fast" if self.use_fast_tokenizer else "slow",
-            long_inputs=long_inputs,
-            dtype=self.dtype,
-            version=__version__,
-            transformers=transformers.__version__,
-            torch=torch.__version__.split("+")[0],
-        )
+        baseline = self._loaded_baseline()[1] if self.rescale_with_baseline else None  # its digest: read the table
+        return assembly.describe(self.settings, self.embedder, self._idf.mapping if self._idf else None, baseline)
 
     @property
     def hash(self) -> str:
@@ -223,7 +193,7 @@ class BERTScorer:
         Raises:
             TypeError, ValueError: bad inputs, named with their index, before any model work.
         """
-        return _returned(self.score_result(cands, refs, verbose=verbose, batch_size=batch_size), return_hash)
+        return self.score_result(cands, refs, verbose=verbose, batch_size=batch_size).returned(return_hash)
 
     def score_result(self, cands, refs, *, verbose: bool = False, batch_size: int | None = None) -> ScoreResult:
         """Like :meth:`score`, as a :class:`~fastbertscore.ScoreResult`: raw and rescaled P/R/F, and for
@@ -299,64 +269,3 @@ class BERTScorer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"
-
-
-def score(
-    cands,
-    refs,
-    model_type: str | None = None,
-    num_layers: int | None = None,
-    verbose: bool = False,
-    idf: bool | Mapping[int, float] = False,
-    device: str | None = None,
-    batch_size: int = 64,
-    nthreads: int = 4,
-    all_layers: bool = False,
-    lang: str | None = None,
-    return_hash: bool = False,
-    rescale_with_baseline: bool = False,
-    baseline_path: str | None = None,
-    use_fast_tokenizer: bool = False,
-    **options,
-):
-    """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
-
-    ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
-    ``baseline_repo``/``baseline_revision`` (where baselines come from), ``long_inputs``/``window_stride``
-    (texts longer than the model's window: cut as bert-score, scored in full through windows, or an error),
-    ``dtype`` (``"auto"``: the fastest precision that holds 2e-3 on the device; bfloat16 is several times slower
-    on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches), ``memory_mb`` (held at once;
-    spills past it). ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for
-    shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
-
-    Example:
-        >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],
-        ...                 model_type="sentence-transformers/all-MiniLM-L6-v2")
-        >>> tuple(F.shape), bool(0 < F[0] < 1)
-        ((1,), True)
-    """
-    pairs = check_pairs(cands, refs)
-    settings = Settings.from_options(
-        "score()",
-        dict(
-            model_type=model_type,
-            num_layers=num_layers,
-            idf=idf,
-            device=device,
-            batch_size=batch_size,
-            nthreads=nthreads,
-            all_layers=all_layers,
-            lang=lang,
-            rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path,
-            use_fast_tokenizer=use_fast_tokenizer,
-            **options,
-        ),
-    )
-    scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
-    return _returned(scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs), return_hash)
-
-
-def _returned(result: ScoreResult, return_hash: bool):
-    """What bert-score's ``score`` returns: ``(P, R, F)``, or ``((P, R, F), hash)``."""
-    return (result.scores, result.hash) if return_hash else result.scores

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import ClassVar
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from fastbertscore.hashing import get_hash
 
@@ -27,53 +27,77 @@ def mapping_digest(weights: Mapping[int, float]) -> str:
 
 @dataclass(frozen=True)
 class Signature:
-    """What a score depends on. Every field is a string, so the forms are stable and easy to diff."""
+    """What a score depends on, as typed fields; :meth:`__str__`, :meth:`short` and :attr:`hash` are written from
+    them and never read back."""
 
-    model: str
-    layer: str  # "3"; "3 (registry)" when the user registry chose it; "(all layers returned)" with all_layers
-    idf: str  # "no", "yes" (counted over sentences), "map:<digest>"
-    rescale: str  # "no", "baseline:<digest> (<source>)", "custom:<digest> (<path>)"
-    lang: str
-    tokenizer: str  # "slow" or "fast"
-    long_inputs: str  # "truncate", "window(stride=N)", "error"
+    model: str  # the Hub id, or a local folder's resolved path
+    layer: int
+    idf: Literal["no", "yes", "map"]  # none, counted over sentences, or a user's {token_id: weight} mapping
+    rescale: Literal["no", "baseline", "custom"]  # none, a published table (shipped, cached or Hub), a user's file
+    lang: str | None
+    fast_tokenizer: bool
+    long_inputs: Literal["truncate", "window", "error"]
     dtype: str  # the resolved precision, never "auto"
     version: str
     transformers: str
     torch: str
+    layer_from_registry: bool = False  # the user's tuned-layer registry chose the layer
+    all_layers: bool = False  # scores of every layer were returned
+    idf_digest: str | None = None  # with idf="map": the mapping's digest
+    baseline_digest: str | None = None  # with rescaling: the table's content digest
+    baseline_source: str | None = None  # with rescaling: where the table was read (for people, not the hash)
+    window_stride: int | None = None  # with long_inputs="window": tokens neighbouring windows share
 
-    _SHORT: ClassVar[dict[str, str]] = {
-        "model": "m",
-        "layer": "l",
-        "idf": "idf",
-        "rescale": "r",
-        "lang": "lang",
-        "tokenizer": "tok",
-        "long_inputs": "long",
-        "dtype": "dtype",
-        "version": "v",
-        "transformers": "hf",
-        "torch": "pt",
-    }
+    def raw(self) -> Signature:
+        """The signature of the same scorer's raw (not rescaled) numbers."""
+        return replace(self, rescale="no", baseline_digest=None, baseline_source=None)
+
+    def _forms(self) -> list[tuple[str, str, str]]:
+        """Each field as (long name, short name, short text); the long form adds its details in parentheses."""
+        layer = str(self.layer)
+        idf = f"map:{self.idf_digest}" if self.idf == "map" else self.idf
+        rescale = "no" if self.rescale == "no" else f"{self.rescale}:{self.baseline_digest}"
+        return [
+            ("model", "m", self.model),
+            ("layer", "l", layer),
+            ("idf", "idf", idf),
+            ("rescale", "r", rescale),
+            ("lang", "lang", self.lang or "-"),
+            ("tokenizer", "tok", "fast" if self.fast_tokenizer else "slow"),
+            ("long_inputs", "long", self._long_inputs()),
+            ("dtype", "dtype", self.dtype),
+            ("version", "v", self.version),
+            ("transformers", "hf", self.transformers),
+            ("torch", "pt", self.torch),
+        ]
+
+    def _long_inputs(self) -> str:
+        if self.long_inputs == "window" and self.window_stride is not None:
+            return f"window(stride={self.window_stride})"
+        return self.long_inputs
 
     def __str__(self) -> str:
-        return "|".join(f"{f.name}:{getattr(self, f.name)}" for f in fields(self))
+        details = {
+            "layer": " (registry)" * self.layer_from_registry + " (all layers returned)" * self.all_layers,
+            "rescale": f" ({self.baseline_source})" if self.rescale != "no" and self.baseline_source else "",
+        }
+        return "|".join(f"{name}:{text}{details.get(name, '')}" for name, _, text in self._forms())
 
     def short(self) -> str:
-        return "|".join(f"{self._SHORT[f.name]}:{getattr(self, f.name).split(' (')[0]}" for f in fields(self))
+        return "|".join(f"{short}:{text}" for _, short, text in self._forms())
 
     @property
     def hash(self) -> str:
         """bert-score's hash code, with a suffix for each number-changing setting bert-score does not have."""
-        rescaled = self.rescale != "no"
         return get_hash(
             self.model,
-            self.layer.split()[0],
+            self.layer,
             self.idf != "no",
-            rescaled,
-            self.rescale.startswith("custom:"),
-            self.tokenizer == "fast",
-            idf_map=self.idf if self.idf.startswith("map:") else None,
-            long_inputs=self.long_inputs,
+            self.rescale != "no",
+            self.rescale == "custom",
+            self.fast_tokenizer,
+            idf_map=f"map:{self.idf_digest}" if self.idf == "map" else None,
+            long_inputs=self._long_inputs(),
             dtype=self.dtype,
-            baseline=self.rescale.split(":")[1].split()[0] if rescaled else None,
+            baseline=self.baseline_digest if self.rescale != "no" else None,
         )

@@ -78,8 +78,9 @@ def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
     # The shipped table is found by lang and named by its content; the custom files are named as custom.
     assert hashes["shipped baseline"].endswith(f"-rescaled_baseline={SHIPPED_BASELINE}")
     assert "custom" not in hashes["shipped baseline"]
-    shipped = fb.BERTScorer(model_type=MINILM, **variants["shipped baseline"]).signature.rescale
-    assert shipped.startswith(f"baseline:{SHIPPED_BASELINE} (") and "all-MiniLM-L6-v2" in shipped
+    shipped = fb.BERTScorer(model_type=MINILM, **variants["shipped baseline"]).signature
+    assert (shipped.rescale, shipped.baseline_digest) == ("baseline", SHIPPED_BASELINE)
+    assert "all-MiniLM-L6-v2" in shipped.baseline_source and f"rescale:baseline:{SHIPPED_BASELINE} (" in str(shipped)
     assert all(
         "custom" in hashes[name] and SHIPPED_BASELINE not in hashes[name] for name in ("baseline a", "baseline b")
     )
@@ -88,3 +89,49 @@ def test_settings_that_change_numbers_never_share_a_hash(tmp_path, mt_pairs):
     a = fb.BERTScorer(model_type=MINILM, **variants["baseline a"]).score(cands, refs)[0]
     b = fb.BERTScorer(model_type=MINILM, **variants["baseline b"]).score(cands, refs)[0]
     assert (a - b).abs().max().item() > prf_bounds(baseline=[0.31, 0.3, 0.3])[0].item()  # more than rounding
+
+
+def test_a_signature_is_typed_fields_written_out_never_parsed_back():
+    """Built from fields alone (no scorer): each form is written from them, details the hash ignores included."""
+    signature = fb.Signature(
+        model="acme/model",
+        layer=7,
+        idf="map",
+        rescale="custom",
+        lang=None,
+        fast_tokenizer=True,
+        long_inputs="window",
+        dtype="bfloat16",
+        version="9.9",
+        transformers="5.0",
+        torch="2.13",
+        layer_from_registry=True,
+        all_layers=True,
+        idf_digest="0badf00d",
+        baseline_digest="cafe1234",
+        baseline_source="/data/my table.csv",
+        window_stride=64,
+    )
+    assert str(signature) == (
+        "model:acme/model|layer:7 (registry) (all layers returned)|idf:map:0badf00d|"
+        "rescale:custom:cafe1234 (/data/my table.csv)|lang:-|tokenizer:fast|long_inputs:window(stride=64)|"
+        "dtype:bfloat16|version:9.9|transformers:5.0|torch:2.13"
+    )
+    assert signature.short() == (
+        "m:acme/model|l:7|idf:map:0badf00d|r:custom:cafe1234|lang:-|tok:fast|long:window(stride=64)|"
+        "dtype:bfloat16|v:9.9|hf:5.0|pt:2.13"
+    )
+    assert signature.hash == fb.get_hash(
+        "acme/model",
+        7,
+        True,
+        True,
+        True,
+        True,
+        idf_map="map:0badf00d",
+        long_inputs="window(stride=64)",
+        dtype="bfloat16",
+        baseline="cafe1234",
+    )
+    raw = signature.raw()
+    assert raw.rescale == "no" and raw.baseline_digest is None and "-rescaled" not in raw.hash

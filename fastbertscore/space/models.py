@@ -67,7 +67,7 @@ def of_kind(result: ScoreResult, scorer: BERTScorer, rescaled: bool) -> ScoreRes
 
 def raw_hash(scorer: BERTScorer) -> str:
     """The hash code of the scorer's raw numbers (the scorer's own when it does not rescale)."""
-    return replace(scorer.signature, rescale="no").hash
+    return scorer.signature.raw().hash
 
 
 def scorer_of_kind(scorer: BERTScorer, rescaled: bool) -> BERTScorer:

@@ -6,8 +6,6 @@ cell until it is clicked, and its downloadable CSV holds the same rows.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import torch
 
 from fastbertscore.result import ScoreResult
@@ -100,7 +98,7 @@ def _means(scores, name: str) -> str:
 def batch_summary(result: ScoreResult, signature: Signature) -> str:
     """Markdown: the number of pairs, then each kind of mean next to the hash code of that kind."""
     lines = [f"**{len(result.raw[0])} pairs**"]
-    raw_hash = replace(signature, rescale="no").hash
+    raw_hash = signature.raw().hash
     lines.append(f"{_means(result.raw, 'raw')} · `{raw_hash}`")
     if result.rescaled is not None:
         lines.append(f"{_means(result.rescaled, 'rescaled')} · `{signature.hash}`")
