@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import subprocess
@@ -31,14 +30,7 @@ FLAGS = [
 ]
 
 
-def _app_examples() -> list[list[str]]:
-    """app.py's EXAMPLES, read without importing the app (which would build the whole Gradio UI here)."""
-    tree = ast.parse((REPO / "app.py").read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
-    return ast.literal_eval(node.value)
-
-
-EXAMPLES = _app_examples()
+EXAMPLES = fb.space.EXAMPLES  # the page's first-run examples (importing them builds no page)
 CAND = "The president met the minister in Paris."
 REF = "The president met the prime minister in Paris and signed a trade deal."
 

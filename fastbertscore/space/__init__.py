@@ -1,5 +1,9 @@
-"""What the Space shows, without Gradio: the checks of its text boxes, the pasted-systems parser, the result tables and summaries, the charts
-and the JSON of the ``score`` endpoint. ``app.py`` only lays these out; each is tested here without a browser.
+"""The Space: what each button does (:mod:`~fastbertscore.space.handlers`, plain functions a test calls without a
+browser), the checks of its boxes, the pasted-systems parser, the result tables and summaries, the charts, the JSON
+of the ``score`` endpoint, its limits, and the page itself (:func:`build_demo`). ``app.py`` builds and launches it.
+
+Importing this package imports no Gradio (an optional extra) and makes no folder: :func:`build_demo` imports the
+page's module, the only one that needs Gradio, when it is called.
 
 Every number these build says whether it is raw or rescaled (:func:`~fastbertscore.space.tables.kind`), and a
 summary shows each kind of mean next to the hash code of that kind.
@@ -7,8 +11,24 @@ summary shows each kind of mean next to the hash code of that kind.
 
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
+from fastbertscore.space.handlers import (
+    EXAMPLES,
+    OPTION_NAMES,
+    TESTS,
+    BatchView,
+    CompareView,
+    Options,
+    PairView,
+    compare_systems,
+    score,
+    score_file,
+    score_pair,
+    scorer_for,
+)
 from fastbertscore.space.inputs import batch_pairs, check_text, cut_note, is_cut, parse_layer, parse_references
+from fastbertscore.space.limits import CACHE_MB, KEEP_RESULTS_S, MAX_CHARS, MAX_ROWS, MAX_SYSTEMS
 from fastbertscore.space.models import no_baseline_note, of_kind, raw_hash, scorer_of_kind, space_scorer
+from fastbertscore.space.runner import SpaceError, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
     PAIR_HEADER,
@@ -30,20 +50,51 @@ from fastbertscore.space.tables import (
 )
 from fastbertscore.space.words import reference_words
 
+
+def build_demo():
+    """The Space's page (a ``gradio.Blocks``), not yet launched: see :func:`fastbertscore.space.demo.build_demo`.
+    Gradio is imported here, on the first call."""
+    from fastbertscore.space import demo
+
+    return demo.build_demo()
+
+
+def launch(demo, **options) -> None:
+    """Serve the page of :func:`build_demo` with the Space's stylesheet and limits."""
+    from fastbertscore.space import demo as page
+
+    page.launch(demo, **options)
+
+
 __all__ = [
+    "CACHE_MB",
     "EMPTY_LINE",
+    "EXAMPLES",
+    "KEEP_RESULTS_S",
+    "MAX_CHARS",
+    "MAX_ROWS",
+    "MAX_SYSTEMS",
+    "OPTION_NAMES",
     "PAIR_HEADER",
     "SHORT_TEXT",
+    "TESTS",
+    "BatchView",
+    "CompareView",
+    "Options",
+    "PairView",
+    "SpaceError",
     "batch_header",
     "batch_pairs",
     "batch_summary",
     "batch_table",
+    "build_demo",
     "check_score_arguments",
     "check_systems",
     "check_text",
     "column_widths",
     "compare_header",
     "compare_summary",
+    "compare_systems",
     "compare_table",
     "counted_note",
     "cut_note",
@@ -53,10 +104,12 @@ __all__ = [
     "histogram",
     "is_cut",
     "kind",
+    "launch",
     "matches_header",
     "matches_table",
     "no_baseline_note",
     "of_kind",
+    "on_model_thread",
     "pair_table",
     "parse_layer",
     "parse_lines",
@@ -65,7 +118,11 @@ __all__ = [
     "past_cut_label",
     "raw_hash",
     "reference_words",
+    "score",
+    "score_file",
     "score_json",
+    "score_pair",
+    "scorer_for",
     "scorer_of_kind",
     "space_scorer",
 ]

@@ -1,0 +1,57 @@
+"""The one thread every request's model work runs on, and the one-line message a failure shows the user.
+
+Gradio hands requests to up to 40 worker threads; when each of them ran the encoder, each got its own malloc
+arena and OpenMP team, and the Space's memory kept growing. So every handler runs here, on one thread, and
+whatever it raises reaches the page as a :class:`SpaceError`: one line, never a stack trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
+
+_MODEL_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastbertscore-model")
+Result = TypeVar("Result")
+
+
+class SpaceError(Exception):
+    """A failed request as its user reads it: one line that says what went wrong."""
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message (its type's name when it has none), capitalised where it starts with a
+    word (never ``Dtype='float16'``).
+
+    Example:
+        >>> first_line(ValueError("the reference is empty\\nmore detail"))
+        'The reference is empty'
+        >>> first_line(ValueError("dtype='float16' is not supported"))
+        "dtype='float16' is not supported"
+    """
+    text = (str(error).strip() or type(error).__name__).splitlines()[0]
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.isalpha() else text
+
+
+def on_model_thread(handler: Callable[..., Result]) -> Callable[..., Result]:
+    """``handler`` run on the model thread; any failure becomes one :class:`SpaceError` (bad input: the check's own
+    message; anything else still names what failed instead of a bare "Error" badge)."""
+
+    @functools.wraps(handler)
+    def run(*args: Any, **kwargs: Any) -> Result:
+        try:
+            return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
+        except SpaceError:
+            raise
+        except (ValueError, TypeError) as error:
+            raise SpaceError(first_line(error)) from None
+        except Exception as error:
+            logger.exception("%s failed", handler.__name__)
+            raise SpaceError(f"{handler.__name__} failed: {type(error).__name__}: {first_line(error)}") from None
+
+    return run

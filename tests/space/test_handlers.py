@@ -1,0 +1,136 @@
+"""fastbertscore.space.handlers: what each of the Space's buttons does, called directly (no browser, no Gradio
+server), on the embedded MiniLM; every number is checked against the engine's own ``score``/``compare``."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import pytest
+from paths import MINILM, REPO
+from tolerances import assert_scores_close
+
+import fastbertscore as fb
+from fastbertscore import space
+
+CAND = "The president met the minister in Paris."
+REFS = ["The president met the prime minister in Paris.", "In Paris, the minister and the president met."]
+SYSTEMS = {
+    "baseline": ["The cat sat on the mat.", "It is raining.", "The meeting was delayed."],
+    "other": ["A cat sat.", "Rain falls.", "The meeting was postponed."],
+}
+SEGMENT_REFS = ["The cat sat on the mat.", "It rains.", "The meeting was postponed."]
+
+
+@pytest.fixture(scope="module")
+def rescaling():
+    return fb.BERTScorer(model_type=MINILM, lang="en", rescale_with_baseline=True)
+
+
+def test_the_pair_handler_scores_as_the_engine_does(rescaling):
+    view = space.score_pair(CAND, "\n".join(REFS))
+    expected = rescaling.score_result([CAND], [REFS])
+    assert_scores_close(view.result.raw, expected.raw)
+    assert_scores_close(view.result.rescaled, expected.rescaled, baseline=rescaling.baseline_vals)
+    assert view.hashcode == rescaling.hash and view.kind == "rescaled"
+    assert [row[0] for row in view.scores[1]] == ["raw", "rescaled"]
+    best = int(expected.best_reference[2][0])
+    assert view.counted == space.counted_note(expected, 2) and "of 2" in view.counted
+    # The missed-words panel shows the reference that counted for F, whole.
+    assert "".join(text for text, _ in view.missing) == REFS[best]
+    assert view.heatmap is not None and view.matches[1]
+
+
+def test_a_raw_request_reads_the_raw_numbers_under_the_raw_hash(rescaling):
+    view = space.score_pair(CAND, REFS[0], space.Options(do_rescale=False))
+    raw = fb.BERTScorer(model_type=MINILM, lang="en")
+    assert_scores_close(view.result.scores, raw.score([CAND], [REFS[0]]))
+    assert view.result.rescaled is None and view.hashcode == raw.hash and view.kind == "raw"
+
+
+def test_the_score_endpoint_returns_the_engines_json():
+    out = space.score(CAND, "\n".join(REFS))
+    (P, R, F), hashcode = fb.score([CAND], [REFS], model_type=MINILM, return_hash=True)
+    assert_scores_close([[out["precision"]], [out["recall"]], [out["f1"]]], (P, R, F))
+    assert out["hashcode"] == hashcode and set(out["best_reference"]) == {"precision", "recall", "f1"}
+    assert "_L3_" in space.score(CAND, REFS[0], MINILM, "3")["hashcode"]
+
+
+def test_the_batch_handler_scores_every_row_and_writes_the_same_table(tmp_path, rescaling):
+    rows = [
+        {"candidate": "The cat sat on the mat.", "reference": "A cat was sitting on the mat.", "second": "A cat."},
+        {"candidate": "It is raining.", "reference": "Rain is falling.", "second": "It rains."},
+    ]
+    data = tmp_path / "pairs.tsv"
+    with data.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    view = space.score_file(str(data), "candidate", "reference, second")
+    cands, groups = [r["candidate"] for r in rows], [[r["reference"], r["second"]] for r in rows]
+    expected = rescaling.score_result(cands, groups)
+    assert_scores_close(view.result.raw, expected.raw)
+    assert_scores_close(view.result.rescaled, expected.rescaled, baseline=rescaling.baseline_vals)
+    assert view.result.hash == rescaling.hash and rescaling.hash in view.summary
+    with open(view.download, encoding="utf-8", newline="") as f:
+        written = list(csv.reader(f))
+    assert written[0] == view.results[0] and [r[-2] for r in written[1:]] == cands
+    assert [float(r[written[0].index("F1 (raw)")]) for r in written[1:]] == [r[3] for r in view.results[1]]
+
+
+def test_the_compare_handler_equals_compare(rescaling):
+    pasted = "".join(f"=== {name}\n" + "".join(f"{x}\n" for x in lines) + "\n" for name, lines in SYSTEMS.items())
+    view = space.compare_systems(None, "\n".join(SEGMENT_REFS), None, pasted, "paired bootstrap", 200, 7)
+    expected = fb.compare(
+        SYSTEMS, SEGMENT_REFS, model_type=MINILM, lang="en", rescale_with_baseline=True, n_samples=200, seed=7
+    )
+    assert view.comparison.signature == expected.signature and expected.signature in view.summary
+    for ours, theirs in zip(view.comparison.systems, expected.systems, strict=True):
+        assert ours.name == theirs.name
+        assert_scores_close([[x] for x in ours.scores], [[x] for x in theirs.scores], baseline=rescaling.baseline_vals)
+    assert view.comparison.systems[0].p_value is None and view.comparison.systems[1].p_value is not None
+    assert view.table == space.compare_table(view.comparison, True)
+
+
+def test_uploaded_system_files_are_named_by_their_file(tmp_path):
+    files = []
+    for name, lines in SYSTEMS.items():
+        files.append(tmp_path / f"{name}.txt")
+        files[-1].write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    (tmp_path / "refs.txt").write_text("".join(f"{x}\n" for x in SEGMENT_REFS), encoding="utf-8")
+    view = space.compare_systems(
+        str(tmp_path / "refs.txt"), "", [str(f) for f in files], "", "none (intervals only)", 0, 1
+    )
+    assert [s.name for s in view.comparison.systems] == ["baseline.txt", "other.txt"]
+    assert view.comparison.test is None
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: space.score_pair("", "a reference"), "The candidate is empty"),
+        (lambda: space.score_pair("a", "b", space.Options(layer="x")), "Layer must be a whole number"),
+        (lambda: space.score_file(None, "candidate", "reference"), "Upload a .csv, .tsv or .jsonl file first"),
+        (lambda: space.score("a", "b", "no-such-org/no-such-model"), "no-such-org/no-such-model"),
+    ],
+)
+def test_a_failure_reaches_the_page_as_one_line(call, message):
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(call)()
+    assert message in str(raised.value) and "\n" not in str(raised.value) and "Traceback" not in str(raised.value)
+
+
+def test_importing_the_space_makes_no_folder_and_the_first_result_makes_one(tmp_path):
+    # app.py made its result folder at import; now the first result file makes it.
+    code = (
+        "import os, fastbertscore.space\n"
+        "from fastbertscore.space.uploads import write_results\n"
+        "print(len(os.listdir(os.environ['TMPDIR'])))\n"
+        "path = write_results([['a'], [1]])\n"
+        "print(os.path.relpath(path, os.environ['TMPDIR']).count(os.sep), open(path).read().split())\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["0", "1 ['a', '1']"]
