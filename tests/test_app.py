@@ -467,3 +467,13 @@ def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
     note = out[3] if isinstance(out[3], str) else out[3]["value"]
     assert "no rescaling baseline for language 'xx'" in note and "untick 'Also show rescaled scores'" in note
     assert "--" not in note and "bertscore-" not in note and "/" not in note.replace(fb.DEFAULT_MODEL, "")
+
+
+def test_the_server_refuses_an_upload_over_the_limit(app_url):
+    # Issue 45: demo.launch() set no max_file_size, so any upload was stored whole before a handler ran.
+    import httpx
+
+    upload = app_url + "gradio_api/upload"
+    too_big = httpx.post(upload, files={"files": ("big.csv", b"x" * (fb.space.MAX_UPLOAD_BYTES + 1))}, timeout=60)
+    assert too_big.status_code == 413 and f"{fb.space.MAX_UPLOAD_BYTES}" in too_big.text
+    assert httpx.post(upload, files={"files": ("small.csv", b"candidate,reference\n")}, timeout=60).status_code == 200

@@ -25,8 +25,27 @@ from fastbertscore.space.handlers import (
     score_pair,
     scorer_for,
 )
-from fastbertscore.space.inputs import batch_pairs, check_text, cut_note, is_cut, parse_layer, parse_references
-from fastbertscore.space.limits import CACHE_MB, KEEP_RESULTS_S, MAX_CHARS, MAX_ROWS, MAX_SYSTEMS
+from fastbertscore.space.inputs import (
+    batch_pairs,
+    check_text,
+    cut_note,
+    is_cut,
+    parse_layer,
+    parse_references,
+    reference_columns,
+)
+from fastbertscore.space.limits import (
+    CACHE_MB,
+    KEEP_RESULTS_S,
+    LIMITS,
+    MAX_CHARS,
+    MAX_PAIRS,
+    MAX_REFERENCES,
+    MAX_ROWS,
+    MAX_SAMPLES,
+    MAX_SYSTEMS,
+    MAX_UPLOAD_BYTES,
+)
 from fastbertscore.space.models import no_baseline_note, of_kind, raw_hash, scorer_of_kind, space_scorer
 from fastbertscore.space.runner import SpaceError, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
@@ -71,9 +90,14 @@ __all__ = [
     "EMPTY_LINE",
     "EXAMPLES",
     "KEEP_RESULTS_S",
+    "LIMITS",
     "MAX_CHARS",
+    "MAX_PAIRS",
+    "MAX_REFERENCES",
     "MAX_ROWS",
+    "MAX_SAMPLES",
     "MAX_SYSTEMS",
+    "MAX_UPLOAD_BYTES",
     "OPTION_NAMES",
     "PAIR_HEADER",
     "SHORT_TEXT",
@@ -117,6 +141,7 @@ __all__ = [
     "parse_systems",
     "past_cut_label",
     "raw_hash",
+    "reference_columns",
     "reference_words",
     "score",
     "score_file",

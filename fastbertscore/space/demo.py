@@ -15,7 +15,17 @@ import gradio as gr
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
 from fastbertscore.space.handlers import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
-from fastbertscore.space.limits import KEEP_RESULTS_S
+from fastbertscore.space.limits import (
+    KEEP_RESULTS_S,
+    MAX_CHARS,
+    MAX_PAIRS,
+    MAX_REFERENCES,
+    MAX_ROWS,
+    MAX_SAMPLES,
+    MAX_SYSTEMS,
+    MAX_UPLOAD_BYTES,
+    megabytes,
+)
 from fastbertscore.space.runner import SpaceError, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE
 
@@ -116,8 +126,12 @@ def _settings_boxes() -> list:
 
 
 def _pair_tab(shared: list) -> None:
-    candidate = gr.Textbox(label="Candidate", lines=3, elem_id="candidate")
-    references = gr.Textbox(label="Reference(s), one per line", lines=3, elem_id="references")
+    candidate = gr.Textbox(label=f"Candidate (at most {MAX_CHARS:,} characters)", lines=3, elem_id="candidate")
+    references = gr.Textbox(
+        label=f"Reference(s), one per line (at most {MAX_REFERENCES}; {MAX_CHARS:,} characters in all)",
+        lines=3,
+        elem_id="references",
+    )
     gr.Examples(EXAMPLES, [candidate, references], label="Examples (click one, then Score)", elem_id="examples")
     go = gr.Button("Score", variant="primary", elem_id="score-button")
     outputs = [
@@ -135,10 +149,17 @@ def _pair_tab(shared: list) -> None:
 
 
 def _batch_tab(shared: list) -> None:
-    upload = gr.File(label="CSV, TSV or JSONL", file_types=[".csv", ".tsv", ".jsonl"], elem_id="upload")
+    upload = gr.File(
+        label=f"CSV, TSV or JSONL (at most {megabytes(MAX_UPLOAD_BYTES)}, {MAX_ROWS:,} rows and {MAX_PAIRS:,} pairs, "
+        "every reference counted)",
+        file_types=[".csv", ".tsv", ".jsonl"],
+        elem_id="upload",
+    )
     with gr.Row():
         cand_column = gr.Textbox("candidate", label="Candidate column")
-        ref_columns = gr.Textbox("reference", label="Reference column(s), comma-separated")
+        ref_columns = gr.Textbox(
+            "reference", label=f"Reference column(s), comma-separated (at most {MAX_REFERENCES} references a row)"
+        )
     run = gr.Button("Score file", variant="primary", elem_id="score-file")
     outputs = [
         _empty_table(
@@ -154,8 +175,10 @@ def _batch_tab(shared: list) -> None:
 
 def _compare_tab(shared: list) -> None:
     gr.Markdown(
-        "Corpus BERTScore of 2–8 systems on the same references, with 95% confidence intervals and a "
-        "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU."
+        f"Corpus BERTScore of 2–{MAX_SYSTEMS} systems on the same references, with 95% confidence intervals and a "
+        "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU. At most "
+        f"{MAX_ROWS:,} segments, {MAX_PAIRS:,} outputs in all (segments × systems) and "
+        f"{megabytes(MAX_UPLOAD_BYTES)} a file."
     )
     with gr.Row():
         ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
@@ -175,7 +198,9 @@ def _compare_tab(shared: list) -> None:
         )
     with gr.Row():
         test = gr.Dropdown(list(TESTS), value="paired bootstrap", label="Test")
-        n_samples = gr.Number(0, label="Resamples / trials (0: the test's default, 1,000 / 10,000)", precision=0)
+        n_samples = gr.Number(
+            0, label=f"Resamples / trials (0: the test's default, 1,000 / 10,000; at most {MAX_SAMPLES:,})", precision=0
+        )
         seed = gr.Number(12345, label="Seed", precision=0)
     button = gr.Button("Compare", variant="primary", elem_id="compare-button")
     outputs = [
@@ -209,5 +234,6 @@ def build_demo() -> gr.Blocks:
 
 
 def launch(demo: gr.Blocks, **options) -> None:
-    """Serve ``demo`` with the Space's stylesheet (``options``: more of ``demo.launch``'s arguments)."""
-    demo.launch(css=CSS, **options)
+    """Serve ``demo`` with the Space's stylesheet and upload limit (``options``: more of ``demo.launch``'s
+    arguments)."""
+    demo.launch(css=CSS, max_file_size=MAX_UPLOAD_BYTES, **options)

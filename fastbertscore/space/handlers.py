@@ -20,12 +20,20 @@ from fastbertscore.significance import Comparison, compare
 from fastbertscore.space import tables
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
-from fastbertscore.space.inputs import batch_pairs, check_text, cut_note, is_cut, parse_layer, parse_references
-from fastbertscore.space.limits import CACHE_MB, MAX_CHARS, MAX_ROWS, MAX_SYSTEMS
+from fastbertscore.space.inputs import (
+    batch_pairs,
+    check_text,
+    cut_note,
+    is_cut,
+    parse_layer,
+    parse_references,
+    reference_columns,
+)
+from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_samples
 from fastbertscore.space.models import of_kind, scorer_of_kind, space_scorer
 from fastbertscore.space.runner import SpaceError, first_line
 from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
-from fastbertscore.space.uploads import lines_of, rows_of, write_results
+from fastbertscore.space.uploads import check_size, lines_of, rows_of, write_results
 from fastbertscore.space.words import reference_words
 from fastbertscore.validate import check_hub_model_id
 
@@ -138,7 +146,7 @@ def colours(cut_at: int | None = None) -> dict[str, str]:
 def score_pair(candidate, references, options: Options | None = None) -> PairView:
     """The Pair tab: one candidate against the reference box's lines, explained against the one that counted."""
     options = options or Options()
-    candidate, refs = check_text(candidate, "The candidate", MAX_CHARS), parse_references(references, MAX_CHARS)
+    candidate, refs = check_text(candidate, "The candidate"), parse_references(references)
     scorer, note = scorer_for(options, refs if options.idf else None, rescaled=options.do_rescale)
     rescaled = bool(options.do_rescale) and scorer.rescale_with_baseline
     result = of_kind(scorer.score_result([candidate], [refs]), scorer, rescaled)
@@ -169,7 +177,8 @@ def score_file(file, cand_column: str, ref_columns: str, options: Options | None
     options = options or Options()
     if file is None:
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
-    cands, refs, groups = batch_pairs(rows_of(file), cand_column, ref_columns, max_pairs=MAX_ROWS, max_chars=MAX_CHARS)
+    reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
+    cands, refs, groups = batch_pairs(rows_of(file), cand_column, ref_columns)
     idf_sents = [r for g in groups for r in g] if options.idf else None
     scorer, note = scorer_for(options, idf_sents, rescaled=options.do_rescale)
     result = of_kind(scorer.score_result(cands, refs), scorer, bool(options.do_rescale))
@@ -190,16 +199,24 @@ def compare_systems(
     """The Compare tab: corpus scores of 2 to :data:`~fastbertscore.space.limits.MAX_SYSTEMS` systems with 95%
     intervals, each tested against the first."""
     options = options or Options()
+    n_samples = check_samples(n_samples)
+    system_files = system_files or []
+    if len(system_files) > MAX_SYSTEMS:  # before any file is read
+        raise ValueError(f"{len(system_files)} system files were uploaded; the Space compares at most {MAX_SYSTEMS}")
+    for file in [ref_file, *system_files] if ref_file is not None else system_files:
+        check_size(file)
+    check_box(ref_text, "The references box")
+    check_box(systems_text, "The systems box")
     refs = lines_of(ref_file)[1] if ref_file is not None else parse_lines(ref_text)
-    systems = gather_systems([lines_of(file) for file in system_files or []], systems_text)
-    check_systems(systems, refs, max_systems=MAX_SYSTEMS, max_segments=MAX_ROWS, max_chars=MAX_CHARS)
+    systems = gather_systems([lines_of(file) for file in system_files], systems_text)
+    check_systems(systems, refs)
     scorer, note = scorer_for(options, refs if options.idf else None, rescaled=options.do_rescale)
     scorer = scorer_of_kind(scorer, bool(options.do_rescale))
     result = compare(
         systems,
         refs,
         test=TESTS.get(test, "bs"),
-        n_samples=int(n_samples) if n_samples else None,
+        n_samples=n_samples,
         seed=int(seed),
         scorer=scorer,
     )
@@ -221,7 +238,7 @@ def score(
     check_score_arguments(
         candidate=candidate, reference=reference, model=model, num_layers=num_layers, lang=lang, idf=idf, dtype=dtype
     )
-    candidate, refs = check_text(candidate, "The candidate", MAX_CHARS), parse_references(reference, MAX_CHARS)
+    candidate, refs = check_text(candidate, "The candidate"), parse_references(reference)
     options = Options(model, num_layers, lang, idf, False, dtype)
     scorer, _ = scorer_for(options, refs if idf else None)
     result: ScoreResult = of_kind(scorer.score_result([candidate], [refs]), scorer, False)

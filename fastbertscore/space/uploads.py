@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from fastbertscore.files import read_lines, read_rows
-from fastbertscore.space.limits import KEEP_RESULTS_S
+from fastbertscore.space.limits import KEEP_RESULTS_S, MAX_UPLOAD_BYTES, megabytes
 
 
 def upload_path(file) -> Path:
@@ -21,13 +21,35 @@ def upload_path(file) -> Path:
     return Path(file if isinstance(file, str) else file.name)
 
 
+def check_size(file) -> None:
+    """Refuse an upload of more than :data:`~fastbertscore.space.limits.MAX_UPLOAD_BYTES` before it is read (Gradio
+    refuses one at upload too; this holds wherever a file comes from)."""
+    path = upload_path(file)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # reading it says why
+    if size > MAX_UPLOAD_BYTES:
+        raise ValueError(
+            f"{path.name} has {size:,} bytes; the Space reads at most {megabytes(MAX_UPLOAD_BYTES)} "
+            f"({MAX_UPLOAD_BYTES:,} bytes) per file"
+        )
+
+
 def rows_of(file) -> list[dict]:
-    """The rows of an uploaded ``.csv``, ``.tsv`` or ``.jsonl`` file (:func:`~fastbertscore.read_rows`)."""
-    return read_rows(upload_path(file))
+    """The rows of an uploaded ``.csv``, ``.tsv`` or ``.jsonl`` file (:func:`~fastbertscore.read_rows`), its size
+    checked first."""
+    check_size(file)
+    path = upload_path(file)
+    try:
+        return read_rows(path)
+    except csv.Error as error:  # the csv module's own (a field past its size limit, a stray NUL)
+        raise ValueError(f"{path.name} is not a CSV/TSV file the Space can read: {error}") from None
 
 
 def lines_of(file) -> tuple[str, list[str]]:
-    """An uploaded text file's name and its lines (:func:`~fastbertscore.read_lines`)."""
+    """An uploaded text file's name and its lines (:func:`~fastbertscore.read_lines`), its size checked first."""
+    check_size(file)
     path = upload_path(file)
     try:
         return path.name, read_lines(path)

@@ -134,3 +134,11 @@ def test_importing_the_space_makes_no_folder_and_the_first_result_makes_one(tmp_
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["0", "1 ['a', '1']"]
+
+
+def test_a_csv_the_csv_module_refuses_is_bad_input_named_by_its_file(tmp_path):
+    # A field past the csv module's limit read "score_file failed: Error: field larger than field limit".
+    data = tmp_path / "long.csv"
+    data.write_text("candidate,reference\n" + "a," + "b" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(space.SpaceError, match=r"^long\.csv is not a CSV/TSV file the Space can read: field larger"):
+        space.on_model_thread(space.score_file)(str(data), "candidate", "reference")
