@@ -31,6 +31,7 @@ FLAGS = [
 
 
 EXAMPLES = fb.space.EXAMPLES  # the page's first-run examples (importing them builds no page)
+UNLOADABLE = "no-such-org/no-such-model"
 CAND = "The president met the minister in Paris."
 REF = "The president met the prime minister in Paris and signed a trade deal."
 
@@ -38,7 +39,13 @@ REF = "The president met the prime minister in Paris and signed a trade deal."
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     # No port is given: Gradio binds the first free one itself and prints it, and the URL is read back from there.
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    # The Space serves the default and the baselines' models; this test's deployer adds one that cannot load.
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        fb.space.MODELS_VARIABLE: UNLOADABLE,
+    }
     env.pop("GRADIO_SERVER_PORT", None)
     log = tmp_path_factory.mktemp("app") / "app.log"
     with log.open("w") as out:
@@ -410,9 +417,18 @@ def test_a_model_that_cannot_be_loaded_is_one_message(app_url):
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError) as raised:
-        Client(app_url, verbose=False).predict(CAND, REF, "no-such-org/no-such-model", api_name="/score")
+        Client(app_url, verbose=False).predict(CAND, REF, UNLOADABLE, api_name="/score")
     message = str(raised.value)
-    assert "no-such-org/no-such-model" in message and "\n" not in message and "Traceback" not in message
+    assert UNLOADABLE in message and "\n" not in message and "Traceback" not in message
+    assert "not served here" not in message  # listed by the deployer: it got as far as a load
+
+
+def test_a_model_off_the_list_is_refused(app_url):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="The model 'someone/any-model' is not served here"):
+        Client(app_url, verbose=False).predict(CAND, REF, "someone/any-model", api_name="/score")
 
 
 # Issue 39: the Space's last rough edges, as a user or an API caller meets them.

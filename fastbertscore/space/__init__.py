@@ -9,6 +9,7 @@ Every number these build says whether it is raw or rescaled (:func:`~fastbertsco
 summary shows each kind of mean next to the hash code of that kind.
 """
 
+from fastbertscore.space.allowed import MODELS_VARIABLE, allowed_models, check_allowed_model, published_baseline_models
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.handlers import (
@@ -98,6 +99,7 @@ __all__ = [
     "MAX_SAMPLES",
     "MAX_SYSTEMS",
     "MAX_UPLOAD_BYTES",
+    "MODELS_VARIABLE",
     "OPTION_NAMES",
     "PAIR_HEADER",
     "SHORT_TEXT",
@@ -107,11 +109,13 @@ __all__ = [
     "Options",
     "PairView",
     "SpaceError",
+    "allowed_models",
     "batch_header",
     "batch_pairs",
     "batch_summary",
     "batch_table",
     "build_demo",
+    "check_allowed_model",
     "check_score_arguments",
     "check_systems",
     "check_text",
@@ -140,6 +144,7 @@ __all__ = [
     "parse_references",
     "parse_systems",
     "past_cut_label",
+    "published_baseline_models",
     "raw_hash",
     "reference_columns",
     "reference_words",

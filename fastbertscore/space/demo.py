@@ -113,7 +113,13 @@ def _clear_then(button, handler, inputs, outputs, api_name):
 def _settings_boxes() -> list:
     """The boxes every tab shares, in :data:`~fastbertscore.space.handlers.OPTION_NAMES` order."""
     with gr.Row():
-        model = gr.Textbox(DEFAULT_MODEL, label="Model (Hub id)", scale=3, min_width=380, elem_id="model")
+        model = gr.Textbox(
+            DEFAULT_MODEL,
+            label="Model (Hub id: the default, or one with a published baseline)",
+            scale=3,
+            min_width=380,
+            elem_id="model",
+        )
         layer = gr.Textbox("", label="Layer (empty: the model's tuned layer)", elem_id="layer")
         lang = gr.Textbox("en", label="Language (for rescaling)")
         dtype = gr.Dropdown(
@@ -219,7 +225,8 @@ def build_demo() -> gr.Blocks:
     with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as demo:
         gr.Markdown(
             "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
-            f"The default model (`{DEFAULT_MODEL}`) runs offline; other models by Hub id."
+            f"The default model (`{DEFAULT_MODEL}`) runs offline; the models with a published rescaling baseline "
+            "(such as `roberta-large`) by Hub id."
         )
         shared = _settings_boxes()
         with gr.Tab("Pair"):

@@ -18,6 +18,7 @@ from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.significance import Comparison, compare
 from fastbertscore.space import tables
+from fastbertscore.space.allowed import check_allowed_model
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.inputs import (
@@ -117,7 +118,7 @@ def scorer_for(options: Options, idf_sents: list[str] | None, rescaled: bool = F
     raw numbers of the same result) and a note when rescaled numbers were asked for but cannot be shown."""
     model_id = (options.model or "").strip() or DEFAULT_MODEL
     settings = Settings(
-        model_type=check_hub_model_id(model_id),
+        model_type=check_allowed_model(check_hub_model_id(model_id)),  # a path first: never a folder
         num_layers=parse_layer(options.layer),
         cache_mb=CACHE_MB,
         lang=(options.lang or "").strip() or None,

@@ -8,8 +8,7 @@ import json
 import pytest
 from paths import REPO
 
-import fastbertscore as fb
-from fastbertscore import assembly, space
+from fastbertscore import space
 from fastbertscore.space.limits import (
     LIMITS,
     MAX_CHARS,
@@ -26,16 +25,6 @@ def test_docs_list_every_limit_with_its_value():
     text = (REPO / "docs" / "space.md").read_text(encoding="utf-8")
     missing = [name for name, value in LIMITS.items() if f"| `{name}` | {value:,} |" not in text]
     assert not missing, f"docs/space.md's Limits table lacks (or has another value for) {missing}"
-
-
-@pytest.fixture
-def model_builds(monkeypatch):
-    """Every model build from here on (none is kept from before), as a list of the settings it was for."""
-    builds = []
-    build = assembly.build_embedder
-    monkeypatch.setattr(assembly, "build_embedder", lambda settings: builds.append(settings) or build(settings))
-    fb.clear_model_cache()
-    return builds
 
 
 def _pasted(n_systems: int, n_segments: int) -> str:
