@@ -142,3 +142,17 @@ def test_a_csv_the_csv_module_refuses_is_bad_input_named_by_its_file(tmp_path):
     data.write_text("candidate,reference\n" + "a," + "b" * 200_000 + "\n", encoding="utf-8")
     with pytest.raises(space.SpaceError, match=r"^long\.csv is not a CSV/TSV file the Space can read: field larger"):
         space.on_model_thread(space.score_file)(str(data), "candidate", "reference")
+
+
+def test_layer_999_is_refused_before_any_weights_load(monkeypatch):
+    from fastbertscore.pipeline import encoder
+
+    loads = []
+    load = encoder.load_weights
+    monkeypatch.setattr(encoder, "load_weights", lambda *args, **kw: loads.append(args[1]) or load(*args, **kw))
+    fb.clear_model_cache()
+    with pytest.raises(space.SpaceError, match=rf"num_layers=999 is out of range for {MINILM} \(0\.\.6;"):
+        space.on_model_thread(space.score)("a", "b", MINILM, "999")
+    assert loads == []
+    space.score("a", "b", MINILM, "6")  # the last layer is in range, and loads
+    assert len(loads) == 1
