@@ -40,14 +40,24 @@ from fastbertscore.space.limits import (
     KEEP_RESULTS_S,
     LIMITS,
     MAX_CHARS,
+    MAX_NOTES,
     MAX_PAIRS,
     MAX_REFERENCES,
+    MAX_RESULT_FILES,
     MAX_ROWS,
     MAX_SAMPLES,
     MAX_SYSTEMS,
     MAX_UPLOAD_BYTES,
 )
-from fastbertscore.space.models import no_baseline_note, of_kind, raw_hash, scorer_of_kind, space_scorer
+from fastbertscore.space.models import (
+    NOTES,
+    no_baseline_note,
+    note_key,
+    of_kind,
+    raw_hash,
+    scorer_of_kind,
+    space_scorer,
+)
 from fastbertscore.space.runner import SpaceError, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
@@ -93,13 +103,16 @@ __all__ = [
     "KEEP_RESULTS_S",
     "LIMITS",
     "MAX_CHARS",
+    "MAX_NOTES",
     "MAX_PAIRS",
     "MAX_REFERENCES",
+    "MAX_RESULT_FILES",
     "MAX_ROWS",
     "MAX_SAMPLES",
     "MAX_SYSTEMS",
     "MAX_UPLOAD_BYTES",
     "MODELS_VARIABLE",
+    "NOTES",
     "OPTION_NAMES",
     "PAIR_HEADER",
     "SHORT_TEXT",
@@ -136,6 +149,7 @@ __all__ = [
     "matches_header",
     "matches_table",
     "no_baseline_note",
+    "note_key",
     "of_kind",
     "on_model_thread",
     "pair_table",

@@ -22,6 +22,10 @@ MAX_SAMPLES = 10_000
 #: Bytes of one uploaded file: Gradio refuses a larger upload, and the Space checks each file's size before
 #: reading it. A pasted box holds at most as many characters.
 MAX_UPLOAD_BYTES = 10_000_000
+#: Entries of the Space's note cache (which settings have no rescaling baseline).
+MAX_NOTES = 64
+#: Result files kept for download; the oldest beyond it are deleted when a new one is written.
+MAX_RESULT_FILES = 64
 #: Megabytes of the embedding cache of the loaded model: the Pair tab embeds its texts to score them and again
 #: inside its explanation, and the second time is free.
 CACHE_MB = 16
@@ -37,6 +41,8 @@ LIMITS = {
     "MAX_SYSTEMS": MAX_SYSTEMS,
     "MAX_SAMPLES": MAX_SAMPLES,
     "MAX_UPLOAD_BYTES": MAX_UPLOAD_BYTES,
+    "MAX_NOTES": MAX_NOTES,
+    "MAX_RESULT_FILES": MAX_RESULT_FILES,
     "CACHE_MB": CACHE_MB,
     "KEEP_RESULTS_S": KEEP_RESULTS_S,
 }

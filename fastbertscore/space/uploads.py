@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from fastbertscore.files import read_lines, read_rows
-from fastbertscore.space.limits import KEEP_RESULTS_S, MAX_UPLOAD_BYTES, megabytes
+from fastbertscore.space.limits import KEEP_RESULTS_S, MAX_RESULT_FILES, MAX_UPLOAD_BYTES, megabytes
 
 
 def upload_path(file) -> Path:
@@ -63,12 +63,23 @@ def results_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="fastbertscore-results-"))
 
 
+def _age(path: Path) -> float:
+    """Seconds since ``path`` was written (a file deleted meanwhile counts as the oldest)."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return float("inf")
+
+
 def write_results(rows: list[list]) -> str:
-    """Write ``rows`` as a new CSV file in :func:`results_folder` and return its path; older files go first."""
+    """Write ``rows`` as a new CSV file in :func:`results_folder` and return its path. Files older than
+    :data:`~fastbertscore.space.limits.KEEP_RESULTS_S`, and the oldest beyond
+    :data:`~fastbertscore.space.limits.MAX_RESULT_FILES`, are deleted first."""
     folder = results_folder()
     folder.mkdir(parents=True, exist_ok=True)  # a temp cleaner may have removed it
-    for old in folder.glob("*.csv"):
-        if old.stat().st_mtime < time.time() - KEEP_RESULTS_S:
+    kept = sorted(folder.glob("*.csv"), key=_age, reverse=True)  # oldest first
+    for number, old in enumerate(kept):
+        if number <= len(kept) - MAX_RESULT_FILES or _age(old) > KEEP_RESULTS_S:  # room for the new one
             old.unlink(missing_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".csv", dir=folder, delete=False, encoding="utf-8", newline="") as out:
         csv.writer(out).writerows(rows)
