@@ -493,3 +493,18 @@ def test_the_server_refuses_an_upload_over_the_limit(app_url):
     too_big = httpx.post(upload, files={"files": ("big.csv", b"x" * (fb.space.MAX_UPLOAD_BYTES + 1))}, timeout=60)
     assert too_big.status_code == 413 and f"{fb.space.MAX_UPLOAD_BYTES}" in too_big.text
     assert httpx.post(upload, files={"files": ("small.csv", b"candidate,reference\n")}, timeout=60).status_code == 200
+
+
+def test_a_failed_upload_names_the_file_not_the_servers_folder(app_url, tmp_path):
+    # Issue 45: "cannot read /tmp/gradio/<hash>/refs.txt" showed every visitor the server's upload folder.
+    from gradio_client import Client, handle_file
+    from gradio_client.exceptions import AppError
+
+    refs = tmp_path / "refs.txt"
+    refs.write_bytes(b"caf\xe9\n")
+    with pytest.raises(AppError) as raised:
+        Client(app_url, verbose=False).predict(
+            handle_file(str(refs)), "", None, "=== a\nx\n=== b\ny\n", api_name="/compare"
+        )
+    message = str(raised.value)
+    assert "refs.txt" in message and "/" not in message, message

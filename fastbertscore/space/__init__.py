@@ -58,7 +58,7 @@ from fastbertscore.space.models import (
     scorer_of_kind,
     space_scorer,
 )
-from fastbertscore.space.runner import SpaceError, on_model_thread
+from fastbertscore.space.runner import SpaceError, hide_paths, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
     PAIR_HEADER,
@@ -141,6 +141,7 @@ __all__ = [
     "cut_note",
     "f1_chart",
     "gather_systems",
+    "hide_paths",
     "highlight",
     "histogram",
     "is_cut",

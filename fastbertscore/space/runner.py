@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -23,9 +24,24 @@ class SpaceError(Exception):
     """A failed request as its user reads it: one line that says what went wrong."""
 
 
+# An absolute path of two or more parts (not a URL's, not a Hub id's "org/name"): a server's folder, never shown.
+_SERVER_PATH = re.compile(r"(?<![\w.~:/-])(?:/[^\s'\"/:,;()]+)+/([^\s'\"/:,;()]+)")
+
+
+def hide_paths(text: str) -> str:
+    """``text`` with every absolute path shortened to its last part: a user reads the file's name, never where
+    the server keeps it.
+
+    Example:
+        >>> hide_paths("cannot read '/tmp/gradio/0a1b/refs.txt' (see https://huggingface.co/roberta-large)")
+        "cannot read 'refs.txt' (see https://huggingface.co/roberta-large)"
+    """
+    return _SERVER_PATH.sub(r"\1", text)
+
+
 def first_line(error: BaseException) -> str:
-    """The first line of ``error``'s message (its type's name when it has none), capitalised where it starts with a
-    word (never ``Dtype='float16'``).
+    """The first line of ``error``'s message (its type's name when it has none), with no server path
+    (:func:`hide_paths`), capitalised where it starts with a word (never ``Dtype='float16'``).
 
     Example:
         >>> first_line(ValueError("the reference is empty\\nmore detail"))
@@ -33,7 +49,7 @@ def first_line(error: BaseException) -> str:
         >>> first_line(ValueError("dtype='float16' is not supported"))
         "dtype='float16' is not supported"
     """
-    text = (str(error).strip() or type(error).__name__).splitlines()[0]
+    text = hide_paths((str(error).strip() or type(error).__name__).splitlines()[0])
     first = text.split(" ", 1)[0]
     return text[:1].upper() + text[1:] if first.isalpha() else text
 
@@ -46,8 +62,8 @@ def on_model_thread(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(*args: Any, **kwargs: Any) -> Result:
         try:
             return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
-        except SpaceError:
-            raise
+        except SpaceError as error:
+            raise SpaceError(hide_paths(str(error))) from None
         except (ValueError, TypeError) as error:
             raise SpaceError(first_line(error)) from None
         except Exception as error:

@@ -43,6 +43,8 @@ def rows_of(file) -> list[dict]:
     path = upload_path(file)
     try:
         return read_rows(path)
+    except ValueError as error:
+        raise ValueError(_named(error, path)) from None
     except csv.Error as error:  # the csv module's own (a field past its size limit, a stray NUL)
         raise ValueError(f"{path.name} is not a CSV/TSV file the Space can read: {error}") from None
 
@@ -54,7 +56,13 @@ def lines_of(file) -> tuple[str, list[str]]:
     try:
         return path.name, read_lines(path)
     except ValueError as error:
-        raise ValueError(f"{path.name}: {error}") from None
+        message = _named(error, path)
+        raise ValueError(message if path.name in message else f"{path.name}: {message}") from None
+
+
+def _named(error: Exception, path: Path) -> str:
+    """``error``'s message with the upload's path (Gradio's folder for it) written as the file's name alone."""
+    return str(error).replace(str(path), path.name).replace(str(path.resolve()), path.name)
 
 
 @functools.cache

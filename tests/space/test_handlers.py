@@ -7,6 +7,7 @@ import csv
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from paths import MINILM, REPO
@@ -156,3 +157,48 @@ def test_layer_999_is_refused_before_any_weights_load(monkeypatch):
     assert loads == []
     space.score("a", "b", MINILM, "6")  # the last layer is in range, and loads
     assert len(loads) == 1
+
+
+def _not_utf8(path: Path) -> str:
+    path.write_bytes(b"caf\xe9\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (
+            lambda tmp: space.compare_systems(
+                _not_utf8(tmp / "refs.txt"), "", None, "=== a\nx\n=== b\ny\n", "paired bootstrap", 0, 1
+            ),
+            "refs.txt",
+        ),
+        (
+            lambda tmp: space.compare_systems(
+                None, "r", [_not_utf8(tmp / "a.txt"), _not_utf8(tmp / "b.txt")], "", "paired bootstrap", 0, 1
+            ),
+            "a.txt",
+        ),
+        (lambda tmp: space.score_file(_not_utf8(tmp / "pairs.csv"), "candidate", "reference"), "pairs.csv"),
+        (lambda tmp: space.score_file(str((tmp / "folder.csv").mkdir() or tmp / "folder.csv"), "c", "r"), "folder.csv"),
+    ],
+)
+def test_a_failed_upload_is_named_by_its_file_never_its_server_path(call, name, tmp_path):
+    # "cannot read /tmp/gradio/…/refs.txt": the server's upload folder, shown to every visitor.
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(call)(tmp_path)
+    message = str(raised.value)
+    assert name in message and "annot read" in message and str(tmp_path) not in message and "/" not in message
+
+
+def test_no_message_shows_a_server_path():
+    def fails():
+        raise OSError("[Errno 13] Permission denied: '/srv/space/cache/models--x/config.json'")
+
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(fails)()
+    assert "/srv" not in str(raised.value) and "'config.json'" in str(raised.value)
+    assert (
+        space.hide_paths(f"{MINILM} at https://huggingface.co/{MINILM}")
+        == f"{MINILM} at https://huggingface.co/{MINILM}"
+    )
