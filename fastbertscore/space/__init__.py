@@ -13,18 +13,16 @@ from fastbertscore.space.allowed import MODELS_VARIABLE, allowed_models, check_a
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.handlers import (
-    EXAMPLES,
-    OPTION_NAMES,
-    TESTS,
-    BatchView,
-    CompareView,
-    Options,
-    PairView,
+    check_compare,
+    check_file,
+    check_pair,
+    check_score,
     compare_systems,
+    load_scorer,
     score,
     score_file,
     score_pair,
-    scorer_for,
+    settings_for,
 )
 from fastbertscore.space.inputs import (
     batch_pairs,
@@ -78,6 +76,7 @@ from fastbertscore.space.tables import (
     pair_table,
     past_cut_label,
 )
+from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.words import reference_words
 
 
@@ -129,6 +128,10 @@ __all__ = [
     "batch_table",
     "build_demo",
     "check_allowed_model",
+    "check_compare",
+    "check_file",
+    "check_pair",
+    "check_score",
     "check_score_arguments",
     "check_systems",
     "check_text",
@@ -147,6 +150,7 @@ __all__ = [
     "is_cut",
     "kind",
     "launch",
+    "load_scorer",
     "matches_header",
     "matches_table",
     "no_baseline_note",
@@ -167,7 +171,7 @@ __all__ = [
     "score_file",
     "score_json",
     "score_pair",
-    "scorer_for",
     "scorer_of_kind",
+    "settings_for",
     "space_scorer",
 ]

@@ -14,7 +14,6 @@ import gradio as gr
 
 from fastbertscore.pipeline.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
-from fastbertscore.space.handlers import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.limits import (
     KEEP_RESULTS_S,
     MAX_CHARS,
@@ -26,8 +25,9 @@ from fastbertscore.space.limits import (
     MAX_UPLOAD_BYTES,
     megabytes,
 )
-from fastbertscore.space.runner import SpaceError, on_model_thread
+from fastbertscore.space.runner import SpaceError, on_model_thread, user_errors
 from fastbertscore.space.systems import EMPTY_LINE
+from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
 
 # Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
 CSS = """.fit-table table { table-layout: auto; width: 100%; }
@@ -70,35 +70,36 @@ def _show_compare(view: CompareView) -> tuple:
     return _table(view.table), view.summary, view.chart
 
 
-def _served(handler: Callable, show: Callable | None = None, shared_options: bool = True) -> Callable:
-    """``handler`` as Gradio calls it: on the model thread, a failure as one message, its view shown. With
+def _served(handler: Callable, check: Callable, show: Callable | None = None, shared_options: bool = True) -> Callable:
+    """``handler`` as Gradio calls it: its ``check`` on the request's own thread (a refusal never waits for the
+    model), the model step it returns on the model thread, a failure as one message, the view shown. With
     ``shared_options`` the settings boxes arrive last, one argument each (named in the endpoint's API), and
-    reach the handler as one :class:`~fastbertscore.space.handlers.Options`."""
-    threaded = on_model_thread(handler)
+    reach the handler as one :class:`~fastbertscore.space.views.Options`."""
+    name = handler.__name__
     own = list(inspect.signature(handler).parameters.values())
     if shared_options:
-        own = own[:-1]
         defaults = Options()
-        own += [
-            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, name))
-            for name in OPTION_NAMES
+        own = own[:-1] + [
+            inspect.Parameter(option, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, option))
+            for option in OPTION_NAMES
         ]
+    signature = inspect.Signature(own, return_annotation=inspect.signature(handler).return_annotation)
 
     @functools.wraps(handler)
     def run(*args, **kwargs):
-        bound = run.__signature__.bind(*args, **kwargs)  # type: ignore[attr-defined]
+        bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = list(bound.arguments.values())
         if shared_options:
             values = [*values[: -len(OPTION_NAMES)], Options(*values[-len(OPTION_NAMES) :])]
         try:
-            out = threaded(*values)
+            step = user_errors(check, name)(*values)
+            out = on_model_thread(step, name)()
         except SpaceError as error:
             raise gr.Error(str(error)) from None
         return show(out) if show else out
 
-    returns = inspect.signature(handler).return_annotation
-    run.__signature__ = inspect.Signature(own, return_annotation=returns)  # type: ignore[attr-defined]
+    run.__signature__ = signature  # type: ignore[attr-defined]
     return run
 
 
@@ -151,7 +152,13 @@ def _pair_tab(shared: list) -> None:
         ),
         _empty_table(tables.matches_header(True), label="Best matches", elem_id="matches", max_height=400),
     ]
-    _clear_then(go, _served(handlers.score_pair, _show_pair), [candidate, references, *shared], outputs, "score_pair")
+    _clear_then(
+        go,
+        _served(handlers.score_pair, handlers.check_pair, _show_pair),
+        [candidate, references, *shared],
+        outputs,
+        "score_pair",
+    )
 
 
 def _batch_tab(shared: list) -> None:
@@ -176,7 +183,7 @@ def _batch_tab(shared: list) -> None:
         gr.Plot(label="F1 histogram", elem_id="histogram"),
     ]
     inputs = [upload, cand_column, ref_columns, *shared]
-    _clear_then(run, _served(handlers.score_file, _show_batch), inputs, outputs, "score_file")
+    _clear_then(run, _served(handlers.score_file, handlers.check_file, _show_batch), inputs, outputs, "score_file")
 
 
 def _compare_tab(shared: list) -> None:
@@ -215,7 +222,9 @@ def _compare_tab(shared: list) -> None:
         gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
     ]
     inputs = [ref_file, ref_text, system_files, systems_text, test, n_samples, seed, *shared]
-    _clear_then(button, _served(handlers.compare_systems, _show_compare), inputs, outputs, "compare")
+    _clear_then(
+        button, _served(handlers.compare_systems, handlers.check_compare, _show_compare), inputs, outputs, "compare"
+    )
 
 
 def build_demo() -> gr.Blocks:
@@ -235,7 +244,7 @@ def build_demo() -> gr.Blocks:
             _batch_tab(shared)
         with gr.Tab("Compare systems"):
             _compare_tab(shared)
-        gr.api(_served(handlers.score, shared_options=False), api_name="score")
+        gr.api(_served(handlers.score, handlers.check_score, shared_options=False), api_name="score")
     demo.queue(default_concurrency_limit=2, max_size=64)
     return demo
 

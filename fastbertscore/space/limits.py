@@ -81,6 +81,17 @@ def check_samples(n_samples) -> int | None:
     return int(n_samples)
 
 
+def check_seed(seed) -> int:
+    """The Compare tab's seed box: a whole number (Gradio's number box may send a float or nothing).
+
+    Raises:
+        ValueError: no seed, or not a whole number.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, float)) or seed != int(seed):
+        raise ValueError(f"Seed must be a whole number; got {seed!r}")
+    return int(seed)
+
+
 def check_pairs(pairs: int, what: str, max_pairs: int = MAX_PAIRS) -> None:
     """Refuse a request of more than ``max_pairs`` pairs; ``what`` says how they were counted.
 

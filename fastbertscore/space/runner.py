@@ -54,20 +54,30 @@ def first_line(error: BaseException) -> str:
     return text[:1].upper() + text[1:] if first.isalpha() else text
 
 
-def on_model_thread(handler: Callable[..., Result]) -> Callable[..., Result]:
-    """``handler`` run on the model thread; any failure becomes one :class:`SpaceError` (bad input: the check's own
-    message; anything else still names what failed instead of a bare "Error" badge)."""
+def user_errors(function: Callable[..., Result], name: str | None = None) -> Callable[..., Result]:
+    """``function``, any failure of it one :class:`SpaceError` (bad input: the check's own message; anything else
+    still names what failed, ``name`` or the function's, instead of a bare "Error" badge)."""
+    name = name or getattr(function, "__name__", "the request")
 
-    @functools.wraps(handler)
+    @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Result:
         try:
-            return _MODEL_THREAD.submit(handler, *args, **kwargs).result()
+            return function(*args, **kwargs)
         except SpaceError as error:
             raise SpaceError(hide_paths(str(error))) from None
         except (ValueError, TypeError) as error:
             raise SpaceError(first_line(error)) from None
         except Exception as error:
-            logger.exception("%s failed", handler.__name__)
-            raise SpaceError(f"{handler.__name__} failed: {type(error).__name__}: {first_line(error)}") from None
+            logger.exception("%s failed", name)
+            raise SpaceError(f"{name} failed: {type(error).__name__}: {first_line(error)}") from None
 
     return run
+
+
+def on_model_thread(function: Callable[..., Result], name: str | None = None) -> Callable[..., Result]:
+    """``function`` run on the model thread, any failure one :class:`SpaceError` (:func:`user_errors`)."""
+
+    def submit(*args: Any, **kwargs: Any) -> Result:
+        return _MODEL_THREAD.submit(function, *args, **kwargs).result()
+
+    return user_errors(functools.wraps(function)(submit), name)

@@ -202,3 +202,14 @@ def test_no_message_shows_a_server_path():
         space.hide_paths(f"{MINILM} at https://huggingface.co/{MINILM}")
         == f"{MINILM} at https://huggingface.co/{MINILM}"
     )
+
+
+def test_the_check_step_does_no_model_work(model_builds):
+    # The page runs each check on the request's own thread: a refusal never waits behind another user's scoring.
+    steps = [
+        space.check_pair(CAND, REFS[0]),
+        space.check_score(CAND, REFS[0]),
+        space.check_compare(None, "a\nb", None, "=== x\nc\nd\n=== y\ne\nf\n", "paired bootstrap", 10, 1),
+    ]
+    assert model_builds == [] and all(callable(step) for step in steps)
+    assert steps[1]() == space.score(CAND, REFS[0]) and len(model_builds) >= 1
