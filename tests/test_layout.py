@@ -197,7 +197,9 @@ def test_architecture_md_names_every_part():
     assert not missing, f"ARCHITECTURE.md does not say where these live: {missing}"
 
 
-@pytest.mark.parametrize("adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py"])
+@pytest.mark.parametrize(
+    "adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py", "benchmarks/load_hostile.py"]
+)
 def test_adapters_use_public_names_only(adapter):
     """The evaluate module and the Space reach the engine through ``fastbertscore``'s own names, never a module
     inside it (an internal module may move; a public name may not)."""
