@@ -3,6 +3,7 @@
     python benchmarks/load_space.py                       # 20 users x 50 requests, writes benchmarks/load_results.md
     python benchmarks/load_space.py --users 20 --requests 500   # 10,000 requests: RSS at 1k, 5k and 10k
     python benchmarks/load_space.py --users 4 --requests 10
+    python benchmarks/load_space.py --hostile             # 2 Pair users beside a hostile one (load_hostile.py)
 
 Phases, in order:
 1. Refusals on a cold app: oversized texts and a batch file with too many rows must fail with the app's
@@ -89,8 +90,15 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--requests", type=int, default=50, help="per user")
     parser.add_argument("--batch-every", type=int, default=5, help="every n-th request of a user is a 5-pair file")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "load_results.md")
+    parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/load_results.md (hostile: …)")
+    parser.add_argument("--hostile", action="store_true", help="two Pair users beside a hostile one (load_hostile.py)")
+    parser.add_argument("--hostile-requests", type=int, default=200, help="with --hostile: the hostile user's")
+    parser.add_argument("--max-seconds", type=float, default=900, help="with --hostile: stop the hostile user then")
     args = parser.parse_args()
+    if args.hostile and args.requests == 50:
+        args.requests = 40  # per Pair user: the hostile mix's default
+    name = "load_hostile_results.md" if args.hostile else "load_results.md"
+    args.out = args.out or ROOT / "benchmarks" / name
 
     import torch
     from gradio_client import Client, handle_file
@@ -105,7 +113,12 @@ def main() -> None:
     app = start_app(port)
     url = f"http://127.0.0.1:{port}/"
     try:
-        report = run(args, app, url, data, tmp, Client, handle_file, fb, torch)
+        if args.hostile:
+            from load_hostile import run_hostile
+
+            report = run_hostile(args, app, url, data, tmp, Client, handle_file, fb)
+        else:
+            report = run(args, app, url, data, tmp, Client, handle_file, fb, torch)
     finally:
         app.terminate()
         app.wait(timeout=30)

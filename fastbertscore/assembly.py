@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 _models: dict[tuple, tuple] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards _models
+_loading = threading.Lock()  # held for a whole load: two callers never load at once
 
 
 def clear_models() -> None:
@@ -153,18 +154,24 @@ def _load(settings: Settings, device: str, weights: str) -> tuple:
         weights,
     )
     with _lock:
-        if key not in _models:
-            _models.clear()  # one model at a time: free the old one before loading the next
-            tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
-            encoder = load_encoder(
-                key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry
-            )
-            encoder.module.to(device)
-            stored = DTYPES[weights]
-            if stored is not None:  # float32 is how the weights load
-                encoder.cast_to(stored)
+        if key in _models:
+            return _models[key]
+    # One load at a time; the kept model goes on serving other callers while the next one loads, and is released
+    # only once it has loaded: a load that fails (an unknown id, no network, a bad layer) leaves it in place.
+    with _loading:
+        with _lock:
+            if key in _models:  # loaded by another caller while this one waited
+                return _models[key]
+        tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
+        encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
+        encoder.module.to(device)
+        stored = DTYPES[weights]
+        if stored is not None:  # float32 is how the weights load
+            encoder.cast_to(stored)
+        with _lock:
+            _models.clear()  # one model kept at a time
             _models[key] = (tokenizer, encoder, {})
-        return _models[key]
+            return _models[key]
 
 
 def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import subprocess
@@ -31,14 +30,8 @@ FLAGS = [
 ]
 
 
-def _app_examples() -> list[list[str]]:
-    """app.py's EXAMPLES, read without importing the app (which would build the whole Gradio UI here)."""
-    tree = ast.parse((REPO / "app.py").read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
-    return ast.literal_eval(node.value)
-
-
-EXAMPLES = _app_examples()
+EXAMPLES = fb.space.EXAMPLES  # the page's first-run examples (importing them builds no page)
+UNLOADABLE = "no-such-org/no-such-model"
 CAND = "The president met the minister in Paris."
 REF = "The president met the prime minister in Paris and signed a trade deal."
 
@@ -46,7 +39,13 @@ REF = "The president met the prime minister in Paris and signed a trade deal."
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     # No port is given: Gradio binds the first free one itself and prints it, and the URL is read back from there.
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    # The Space serves the default and the baselines' models; this test's deployer adds one that cannot load.
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        fb.space.MODELS_VARIABLE: UNLOADABLE,
+    }
     env.pop("GRADIO_SERVER_PORT", None)
     log = tmp_path_factory.mktemp("app") / "app.log"
     with log.open("w") as out:
@@ -418,9 +417,18 @@ def test_a_model_that_cannot_be_loaded_is_one_message(app_url):
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError) as raised:
-        Client(app_url, verbose=False).predict(CAND, REF, "no-such-org/no-such-model", api_name="/score")
+        Client(app_url, verbose=False).predict(CAND, REF, UNLOADABLE, api_name="/score")
     message = str(raised.value)
-    assert "no-such-org/no-such-model" in message and "\n" not in message and "Traceback" not in message
+    assert UNLOADABLE in message and "\n" not in message and "Traceback" not in message
+    assert "not served here" not in message  # listed by the deployer: it got as far as a load
+
+
+def test_a_model_off_the_list_is_refused(app_url):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="The model 'someone/any-model' is not served here"):
+        Client(app_url, verbose=False).predict(CAND, REF, "someone/any-model", api_name="/score")
 
 
 # Issue 39: the Space's last rough edges, as a user or an API caller meets them.
@@ -475,3 +483,28 @@ def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
     note = out[3] if isinstance(out[3], str) else out[3]["value"]
     assert "no rescaling baseline for language 'xx'" in note and "untick 'Also show rescaled scores'" in note
     assert "--" not in note and "bertscore-" not in note and "/" not in note.replace(fb.DEFAULT_MODEL, "")
+
+
+def test_the_server_refuses_an_upload_over_the_limit(app_url):
+    # Issue 45: demo.launch() set no max_file_size, so any upload was stored whole before a handler ran.
+    import httpx
+
+    upload = app_url + "gradio_api/upload"
+    too_big = httpx.post(upload, files={"files": ("big.csv", b"x" * (fb.space.MAX_UPLOAD_BYTES + 1))}, timeout=60)
+    assert too_big.status_code == 413 and f"{fb.space.MAX_UPLOAD_BYTES}" in too_big.text
+    assert httpx.post(upload, files={"files": ("small.csv", b"candidate,reference\n")}, timeout=60).status_code == 200
+
+
+def test_a_failed_upload_names_the_file_not_the_servers_folder(app_url, tmp_path):
+    # Issue 45: "cannot read /tmp/gradio/<hash>/refs.txt" showed every visitor the server's upload folder.
+    from gradio_client import Client, handle_file
+    from gradio_client.exceptions import AppError
+
+    refs = tmp_path / "refs.txt"
+    refs.write_bytes(b"caf\xe9\n")
+    with pytest.raises(AppError) as raised:
+        Client(app_url, verbose=False).predict(
+            handle_file(str(refs)), "", None, "=== a\nx\n=== b\ny\n", api_name="/compare"
+        )
+    message = str(raised.value)
+    assert "refs.txt" in message and "/" not in message, message

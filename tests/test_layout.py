@@ -221,7 +221,9 @@ def test_architecture_md_names_every_part():
     assert not missing, f"ARCHITECTURE.md does not say where these live: {missing}"
 
 
-@pytest.mark.parametrize("adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py"])
+@pytest.mark.parametrize(
+    "adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py", "benchmarks/load_hostile.py"]
+)
 def test_adapters_use_public_names_only(adapter):
     """The evaluate module and the Space reach the engine through ``fastbertscore``'s own names, never a module
     inside it (an internal module may move; a public name may not)."""
@@ -258,3 +260,35 @@ def test_the_tests_name_the_default_model_once():
         if p.name != "paths.py" and re.search(r"^MINILM\s*=", p.read_text(encoding="utf-8"), re.MULTILINE)
     ]
     assert not copies, f"define MINILM only in tests/paths.py: {copies}"
+
+
+#: The size rules: no module of the package over this many lines, and app.py as short as evaluate's Spaces.
+MAX_MODULE_LINES = 300
+MAX_APP_LINES = 30
+
+
+def test_no_module_is_over_300_lines():
+    long = {
+        m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+def test_app_py_only_builds_and_launches_the_space():
+    lines = (REPO / "app.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_APP_LINES, f"app.py has {len(lines)} lines; the Space lives in fastbertscore/space/"
+
+
+def test_the_space_imports_gradio_only_to_build_its_page():
+    """Gradio is an optional extra: importing ``fastbertscore`` and ``fastbertscore.space`` (its handlers included)
+    must work without it; only ``build_demo()`` imports it."""
+    import subprocess
+
+    code = (
+        "import sys, fastbertscore, fastbertscore.space, fastbertscore.space.handlers\n"
+        "assert 'gradio' not in sys.modules, 'gradio imported'\n"
+        "fastbertscore.space.build_demo()\n"
+        "assert 'gradio' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]

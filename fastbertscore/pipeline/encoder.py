@@ -144,6 +144,9 @@ def load_encoder(
             f"model_type={model_type!r} is a {config.model_type} model, which BERTScore cannot use: "
             f"{_UNSUPPORTED[config.model_type]} (bert-score 0.3.13 refuses it too). Use an encoder of another family."
         )
+    configured = getattr(config, "num_hidden_layers", None)  # the encoder's depth, as every supported family says it
+    if num_layers is not None and isinstance(configured, int) and not isinstance(configured, bool):
+        check_num_layers(num_layers, configured, model_type)  # before any weights load: they may be gigabytes
     loader = getattr(transformers, _T5_ENCODERS.get(config.model_type, "AutoModel"))
     encoder_only = getattr(config, "is_encoder_decoder", False)
     model = load_weights(loader, source, model_type, config.model_type, encoder_only)

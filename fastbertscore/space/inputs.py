@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from fastbertscore.files import pairs_from_rows, split_lines
+from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_REFERENCES, MAX_ROWS, check_pairs
 
 
-def check_text(text, what: str, max_chars: int) -> str:
+def check_text(text, what: str, max_chars: int = MAX_CHARS) -> str:
     """``text`` if it is a non-blank string of at most ``max_chars`` characters.
 
     Raises:
@@ -21,14 +22,20 @@ def check_text(text, what: str, max_chars: int) -> str:
     return text
 
 
-def parse_references(text, max_chars: int) -> list[str]:
-    """The reference box: one reference per non-blank line.
+def parse_references(text, max_chars: int = MAX_CHARS, max_references: int = MAX_REFERENCES) -> list[str]:
+    """The reference box: one reference per non-blank line, at most ``max_references`` of them.
 
     Example:
         >>> parse_references("A cat sat.\\n\\nA cat was sitting.\\n", 100)
         ['A cat sat.', 'A cat was sitting.']
     """
-    return [r for r in split_lines(check_text(text, "The reference", max_chars)) if r.strip()]
+    refs = [r for r in split_lines(check_text(text, "The reference", max_chars)) if r.strip()]
+    if len(refs) > max_references:
+        raise ValueError(
+            f"The reference box has {len(refs):,} lines; the Space takes at most {max_references} references per "
+            "candidate"
+        )
+    return refs
 
 
 def parse_layer(layer) -> int | None:
@@ -45,17 +52,48 @@ def parse_layer(layer) -> int | None:
     return int(text)
 
 
-def batch_pairs(rows: list[dict], cand_column: str, ref_columns: str, *, max_pairs: int, max_chars: int):
+def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[str]:
+    """The Batch tab's comma-separated reference-column box, refused when it lists more than ``max_references``
+    columns (before any file is read)."""
+    names = [c.strip() for c in (box or "").split(",") if c.strip()]
+    if len(names) > max_references:
+        raise ValueError(
+            f"Reference column(s) lists {len(names):,} columns; the Space takes at most {max_references} references "
+            "per row"
+        )
+    return names
+
+
+def batch_pairs(
+    rows: list[dict],
+    cand_column: str,
+    ref_columns: str,
+    *,
+    max_rows: int = MAX_ROWS,
+    max_chars: int = MAX_CHARS,
+    max_references: int = MAX_REFERENCES,
+    max_pairs: int = MAX_PAIRS,
+):
     """The Batch tab's file rows as ``(candidates, references, groups)``: ``references`` as
     :func:`~fastbertscore.pairs_from_rows` gives them (for scoring), ``groups`` always a list per candidate.
-    ``ref_columns`` is the comma-separated box.
+    ``ref_columns`` is the comma-separated box. References are counted (a JSON list in a cell by its items)
+    before any is gathered.
 
     Raises:
-        ValueError: more than ``max_pairs`` rows, a missing column, or a text over ``max_chars`` (by row).
+        ValueError: more than ``max_rows`` rows, a row of more than ``max_references`` references, more than
+            ``max_pairs`` pairs in all, a missing column, or a text over ``max_chars`` (by row).
     """
-    if len(rows) > max_pairs:
-        raise ValueError(f"The file has {len(rows)} rows; the Space scores at most {max_pairs} per batch")
-    cands, refs = pairs_from_rows(rows, cand_column.strip(), [c.strip() for c in ref_columns.split(",") if c.strip()])
+    names = reference_columns(ref_columns, max_references)
+    if len(rows) > max_rows:
+        raise ValueError(f"The file has {len(rows)} rows; the Space scores at most {max_rows} per batch")
+    pairs = 0
+    for number, cells in enumerate(rows, start=1):
+        count = sum(len(cell) if isinstance(cell := cells.get(name), list) else 1 for name in names)
+        if count > max_references:
+            raise ValueError(f"Row {number} has {count:,} references; the Space takes at most {max_references} per row")
+        pairs += count
+    check_pairs(pairs, f"{len(rows):,} rows and their references", max_pairs)
+    cands, refs = pairs_from_rows(rows, cand_column.strip(), names)
     groups = [group if isinstance(group, list) else [group] for group in refs]
     for row, (cand, group) in enumerate(zip(cands, groups, strict=True), start=1):
         longest = max(len(text) for text in (cand, *group))

@@ -8,7 +8,6 @@ keeps one scorer, one loaded model and one embedding cache, instead of building 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
 from fastbertscore.baselines.table import BaselineError
@@ -16,9 +15,19 @@ from fastbertscore.compute import cached_scorer
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
+from fastbertscore.space.bounded import BoundedCache
+from fastbertscore.space.limits import MAX_NOTES
 
-_no_baseline: dict[tuple, str] = {}  # settings key → the note: no baseline exists (asked once, not per request)
-_lock = threading.Lock()
+#: Settings without a rescaling baseline → the note a user reads (asked once, not per request); at most
+#: :data:`~fastbertscore.space.limits.MAX_NOTES` of them.
+NOTES: BoundedCache[str] = BoundedCache(MAX_NOTES)
+
+
+def note_key(settings: Settings) -> tuple:
+    """What decides whether ``settings`` have a baseline: every setting but the idf sentences (a request's
+    references, up to megabytes, which no baseline depends on) and those that change no number."""
+    plain = replace(settings, rescale_with_baseline=True, idf=False, idf_sents=None)
+    return plain.numbers_key(ignore=("batch_size", "nthreads"))
 
 
 def no_baseline_note(lang: str, model: str) -> str:
@@ -44,16 +53,14 @@ def space_scorer(settings: Settings) -> tuple[BERTScorer, str]:
     if not settings.lang:
         return cached_scorer(settings), ""
     rescaling = replace(settings, rescale_with_baseline=True)
-    key = rescaling.numbers_key(ignore=("batch_size", "nthreads"))
-    with _lock:
-        note = _no_baseline.get(key)
+    key = note_key(settings)
+    note = NOTES.get(key)
     if note is None:
         try:
             return cached_scorer(rescaling), ""
         except BaselineError:
             note = no_baseline_note(settings.lang, settings.model_type_or_default)
-            with _lock:
-                _no_baseline[key] = note
+            NOTES.put(key, note)
     return cached_scorer(settings), note
 
 

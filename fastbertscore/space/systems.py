@@ -8,6 +8,7 @@ holding only ``""`` (:data:`EMPTY_LINE`).
 from __future__ import annotations
 
 from fastbertscore.files import split_lines
+from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_ROWS, MAX_SYSTEMS, check_pairs
 
 #: How an empty output (or reference) is written in a pasted box.
 EMPTY_LINE = '""'
@@ -51,13 +52,19 @@ def parse_systems(text: str | None) -> dict[str, list[str]]:
 
 
 def check_systems(
-    systems: dict[str, list[str]], refs: list[str], *, max_systems: int, max_segments: int, max_chars: int
+    systems: dict[str, list[str]],
+    refs: list[str],
+    *,
+    max_systems: int = MAX_SYSTEMS,
+    max_segments: int = MAX_ROWS,
+    max_chars: int = MAX_CHARS,
+    max_pairs: int = MAX_PAIRS,
 ) -> None:
     """Refuse what the Space will not compare, with a message naming the system and the limit.
 
     Raises:
-        ValueError: no references, too few or too many systems, too many segments, a system of another length
-            than the references, or a text over ``max_chars``.
+        ValueError: no references, too few or too many systems, too many segments or pairs (segments × systems),
+            a system of another length than the references, or a text over ``max_chars``.
     """
     if not any(r.strip() for r in refs):
         raise ValueError("upload a references file or paste the references, one per line")
@@ -65,6 +72,7 @@ def check_systems(
         raise ValueError(f"give 2 to {max_systems} systems (files or pasted); got {len(systems)}")
     if len(refs) > max_segments:
         raise ValueError(f"the references have {len(refs)} lines; the Space compares at most {max_segments} segments")
+    check_pairs(len(refs) * len(systems), f"{len(systems)} systems of {len(refs):,} segments", max_pairs)
     for name, lines in systems.items():
         if len(lines) != len(refs):
             raise ValueError(

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 import torch
+from tiny_models import FAMILIES
 from tolerances import TINY_WIDTH, assert_close, encoder
 
 from fastbertscore.pipeline.encoder import load_encoder, max_input_length, model_depth
@@ -34,3 +38,16 @@ def test_a_tokenizer_without_a_limit_gets_the_models_positions(tiny_model):
     tokenizer, encoder = load_tokenizer(path), load_encoder(path, 1)
     tokenizer.model_max_length = int(1e30)  # what many tokenizers report
     assert max_input_length(tokenizer, encoder) == encoder.module.config.max_position_embeddings
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_layer_out_of_range_is_refused_from_the_config_before_any_weights_load(tiny_model, tmp_path, family):
+    # layer=999 was refused only after the weights had loaded (gigabytes for a large model). A folder whose
+    # weights file is damaged shows which came first: the layer's message, not the weights' error.
+    folder = Path(shutil.copytree(tiny_model(family), tmp_path / family))
+    for weights in folder.glob("*.safetensors"):
+        weights.write_bytes(b"damaged")
+    depth = load_encoder(tiny_model(family), None, all_layers=True).depth
+    with pytest.raises(ValueError, match=rf"num_layers=999 is out of range for .*\(0\.\.{depth};"):
+        load_encoder(str(folder), 999)
+    load_encoder(tiny_model(family), depth)  # the config's depth is the model's: its last layer is in range

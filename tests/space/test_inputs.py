@@ -39,9 +39,9 @@ def test_a_layer_that_is_no_whole_number_is_refused(box):
 
 def test_batch_pairs_reads_the_columns_and_groups_the_references():
     rows = [{"candidate": "a", "reference": "b", "second": "c"}, {"candidate": "d", "reference": "e", "second": "f"}]
-    cands, refs, groups = batch_pairs(rows, " candidate ", "reference, second", max_pairs=2, max_chars=5)
+    cands, refs, groups = batch_pairs(rows, " candidate ", "reference, second", max_rows=2, max_chars=5)
     assert cands == ["a", "d"] and groups == [["b", "c"], ["e", "f"]] and refs == groups
-    cands, refs, groups = batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
+    cands, refs, groups = batch_pairs(rows, "candidate", "reference", max_rows=2, max_chars=5)
     assert refs == ["b", "e"] and groups == [["b"], ["e"]]
 
 
@@ -58,7 +58,7 @@ def test_batch_pairs_reads_the_columns_and_groups_the_references():
 )
 def test_batch_pairs_refuses_with_a_message(rows, message):
     with pytest.raises(ValueError, match=message):
-        batch_pairs(rows, "candidate", "reference", max_pairs=2, max_chars=5)
+        batch_pairs(rows, "candidate", "reference", max_rows=2, max_chars=5)
 
 
 def test_cut_note_names_the_texts_past_the_window():

@@ -1,0 +1,207 @@
+"""The hostile mix of ``benchmarks/load_space.py --hostile``: two users send Pair requests while a third loops
+over the worst requests the Space refuses (on 127.0.0.1 only, bounded in count and time).
+
+    python benchmarks/load_space.py --hostile                  # 2 × 40 Pair requests, 200 hostile requests
+    python benchmarks/load_space.py --hostile --requests 10 --hostile-requests 30
+
+Two runs on the same app: first the two users alone, then the two users again beside the hostile one. Reports
+the users' p50/p95 and failures in each run, every hostile request's time and outcome (target: refused or
+finished within 2 s), and the app's RSS before and after the hostile requests (target: within 150 MB).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from load_space import cpu_name, percentile, rss_mb
+
+TARGET_S = 2.0
+TARGET_RSS_MB = 150
+UPLOAD_MB = 50
+REQUEST_TIMEOUT_S = 120  # a hostile request still running after this is reported as such
+
+
+def hostile_requests(url: str, tmp: Path, Client, handle_file, fb) -> list[tuple[str, object]]:
+    """(what, call) for the worst requests of the Space's limits, each a call that raises when refused."""
+    import httpx
+
+    client = Client(url, verbose=False)
+    small = tmp / "small.csv"
+    small.write_text("candidate,reference\nThe cat sat.,A cat sat.\n", encoding="utf-8")
+    huge_cell = tmp / "huge_cell.jsonl"
+    huge_cell.write_text(json.dumps({"candidate": "a", "reference": ["b"] * 1_000_000}) + "\n", encoding="utf-8")
+    wide = tmp / "wide.csv"
+    wide.write_text(
+        "candidate," + ",".join(f"r{k}" for k in range(8)) + "\n" + ("a" + ",b" * 8 + "\n") * 2000, encoding="utf-8"
+    )
+    systems = []
+    for k in range(fb.space.MAX_SYSTEMS + 1):
+        systems.append(tmp / f"system{k}.txt")
+        systems[-1].write_text("a\nb\n", encoding="utf-8")
+    pasted = "=== a\nx\ny\n=== b\nx\ny\n"
+    upload = b"candidate,reference\n" + b"x" * (UPLOAD_MB * 1_000_000)
+
+    def predict(*args, api_name):
+        return client.submit(*args, api_name=api_name).result(timeout=REQUEST_TIMEOUT_S)
+
+    def uploaded(path: Path) -> dict:
+        """``path`` uploaded once: later requests name the server's copy, so they time the refusal alone."""
+        answer = httpx.post(url + "gradio_api/upload", files={"files": (path.name, path.read_bytes())}, timeout=60)
+        return {"path": answer.json()[0], "orig_name": path.name, "meta": {"_type": "gradio.FileData"}}
+
+    on_server = [uploaded(s) for s in systems]
+
+    def upload_50_mb():
+        answer = httpx.post(url + "gradio_api/upload", files={"files": ("big.csv", upload)}, timeout=REQUEST_TIMEOUT_S)
+        if answer.status_code != 200:
+            raise RuntimeError(f"HTTP {answer.status_code}: {answer.text[:80]}")
+        return answer.text
+
+    return [
+        (
+            "n_samples=100,000,000",
+            lambda: predict(None, "x\ny", None, pasted, "paired bootstrap", 100_000_000, 1, api_name="/compare"),
+        ),
+        (
+            "5,000 reference columns",
+            lambda: predict(handle_file(str(small)), "candidate", "reference," * 5000, api_name="/score_file"),
+        ),
+        (
+            "JSONL cell of 1,000,000 references",
+            lambda: predict(handle_file(str(huge_cell)), "candidate", "reference", api_name="/score_file"),
+        ),
+        (
+            "2,000 rows x 8 references",
+            lambda: predict(
+                handle_file(str(wide)), "candidate", ",".join(f"r{k}" for k in range(8)), api_name="/score_file"
+            ),
+        ),
+        (
+            f"{len(systems)} system files, uploaded with the request",
+            lambda: predict(None, "a\nb", [handle_file(str(s)) for s in systems], "", api_name="/compare"),
+        ),
+        (
+            f"{len(systems)} system files, uploaded before",
+            lambda: predict(None, "a\nb", on_server, "", api_name="/compare"),
+        ),
+        ("model off the list", lambda: predict("a", "b", "someone/any-model", api_name="/score")),
+        ("layer 999", lambda: predict("a", "b", fb.DEFAULT_MODEL, "999", api_name="/score")),
+        (f"{UPLOAD_MB} MB upload", upload_50_mb),
+    ]
+
+
+def _pair_users(url, Client, data, requests: int, users: int = 2):
+    """``users`` clients sending ``requests`` Pair requests each; returns (latencies, failures)."""
+    latencies, failures, lock = [], [], threading.Lock()
+
+    def user(u: int) -> None:
+        me = Client(url, verbose=False)
+        for i in range(requests):
+            c, r = data[(u * requests + i) % len(data)]
+            start = time.perf_counter()
+            try:
+                me.submit(c, r, api_name="/score_pair").result(timeout=REQUEST_TIMEOUT_S)
+            except Exception as error:  # noqa: BLE001 - counted and reported
+                with lock:
+                    failures.append(f"user {u} request {i}: {type(error).__name__}: {error}"[:160])
+                continue
+            with lock:
+                latencies.append(time.perf_counter() - start)
+
+    with ThreadPoolExecutor(users) as pool:
+        list(pool.map(user, range(users)))
+    return latencies, failures
+
+
+def run_hostile(args, app, url, data, tmp, Client, handle_file, fb) -> str:
+    client = Client(url, verbose=False)
+    client.predict(*data[0], api_name="/score_pair")  # warm-up: loads the model
+    quiet, quiet_failures = _pair_users(url, Client, data, args.requests)
+    calls = hostile_requests(url, tmp, Client, handle_file, fb)
+    for _, call in calls:  # one round before measuring: the app's first answers allocate what they keep
+        try:
+            call()
+        except Exception:  # noqa: BLE001, S110 - refusals expected
+            pass
+    rss_before = rss_mb(app.pid)
+    outcomes: list[tuple[str, float, str]] = []
+    deadline = time.time() + args.max_seconds
+
+    def hostile() -> None:
+        for k in range(args.hostile_requests):
+            if time.time() > deadline:
+                break
+            what, call = calls[k % len(calls)]
+            start = time.perf_counter()
+            try:
+                call()
+                outcome = "finished"
+            except Exception as error:  # noqa: BLE001 - a refusal is the expected outcome
+                outcome = "refused: " + str(error).strip().splitlines()[0][:100]
+            outcomes.append((what, time.perf_counter() - start, outcome))
+
+    with ThreadPoolExecutor(1) as pool:
+        attacker = pool.submit(hostile)
+        loud, loud_failures = _pair_users(url, Client, data, args.requests)
+        attacker.result()
+    rss_after = rss_mb(app.pid)
+    return _report(args, quiet, quiet_failures, loud, loud_failures, outcomes, rss_before, rss_after)
+
+
+def _row(name: str, values: list[float], failures: list[str]) -> str:
+    if not values:
+        return f"| {name} | 0 | – | – | {len(failures)} |"
+    return (
+        f"| {name} | {len(values)} | {statistics.median(values):.3f} | {percentile(values, 0.95):.3f} | "
+        f"{len(failures)} |"
+    )
+
+
+def _report(args, quiet, quiet_failures, loud, loud_failures, outcomes, rss_before, rss_after) -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    ratio = percentile(loud, 0.95) / percentile(quiet, 0.95) if quiet and loud else float("nan")
+    lines = [
+        "# Space under hostile load",
+        "",
+        (
+            f"`python benchmarks/load_space.py --hostile --requests {args.requests} --hostile-requests "
+            f"{args.hostile_requests}` on {cpu_name()} ({platform.machine()}), {os.cpu_count()} cores, "
+            f"{time.strftime('%Y-%m-%d')}; load average at the end {load}. app.py on 127.0.0.1, default model."
+        ),
+        "",
+        "| two users' Pair requests | n | p50 s | p95 s | failed |",
+        "|---|---:|---:|---:|---:|",
+        _row("alone", quiet, quiet_failures),
+        _row("beside the hostile user", loud, loud_failures),
+        "",
+        f"- p95 beside the hostile user / alone: **{ratio:.2f}×** (target ≤ 1.5×).",
+        (
+            f"- App RSS before the hostile requests {rss_before:.0f} MB, after {len(outcomes)}: {rss_after:.0f} MB "
+            f"(**{rss_after - rss_before:+.0f} MB**, target within {TARGET_RSS_MB} MB)."
+        ),
+        (
+            f"- Hostile requests within {TARGET_S:g} s: **{sum(s <= TARGET_S for _, s, _ in outcomes)} of "
+            f"{len(outcomes)}**."
+        ),
+        "",
+        "| hostile request | n | max s | median s | outcome |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for what in dict.fromkeys(w for w, _, _ in outcomes):
+        times = [s for w, s, _ in outcomes if w == what]
+        answers = sorted({o for w, _, o in outcomes if w == what})
+        lines.append(
+            f"| {what} | {len(times)} | {max(times):.3f} | {statistics.median(times):.3f} | "
+            f"{' / '.join(a.replace('|', '/') for a in answers)} |"
+        )
+    for name, failures in (("alone", quiet_failures), ("beside the hostile user", loud_failures)):
+        if failures:
+            lines += ["", f"Failures ({name}):", ""] + [f"- {f}" for f in failures[:20]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,255 @@
+"""The Space's page: Gradio's layout of the handlers (:mod:`fastbertscore.space.handlers`).
+
+The one module of the package that imports Gradio (an optional extra): ``fastbertscore.space`` imports it only
+when :func:`~fastbertscore.space.build_demo` is called. Building the page loads no model and makes no folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+import gradio as gr
+
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.space import handlers, tables
+from fastbertscore.space.limits import (
+    KEEP_RESULTS_S,
+    MAX_CHARS,
+    MAX_PAIRS,
+    MAX_REFERENCES,
+    MAX_ROWS,
+    MAX_SAMPLES,
+    MAX_SYSTEMS,
+    MAX_UPLOAD_BYTES,
+    megabytes,
+)
+from fastbertscore.space.runner import SpaceError, on_model_thread, user_errors
+from fastbertscore.space.systems import EMPTY_LINE
+from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
+
+# Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
+CSS = """.fit-table table { table-layout: auto; width: 100%; }
+#heatmap .matplotlib { display: block; max-height: 900px; overflow: auto; padding-top: 28px; }
+#heatmap .matplotlib img { max-width: none; }"""
+
+
+def _table(header_rows, **options):
+    return gr.Dataframe(value=header_rows[1], headers=header_rows[0], **options)
+
+
+def _empty_table(header, **options):
+    """A table before its first run: its real column names (the default settings'), no rows."""
+    return gr.Dataframe(value=[], headers=header, elem_classes="fit-table", **options)
+
+
+def _show_pair(view: PairView) -> tuple:
+    return (
+        _table(view.scores),
+        gr.Textbox(view.hashcode, label=f"Hash code ({view.kind} scores)"),
+        view.counted,
+        view.note,
+        view.heatmap,
+        gr.HighlightedText(view.missing, color_map=handlers.colours(view.cut_at)),
+        _table(view.matches),
+    )
+
+
+def _show_batch(view: BatchView) -> tuple:
+    header = view.results[0]
+    return (
+        _table(view.results, max_chars=tables.SHORT_TEXT, wrap=True, column_widths=tables.column_widths(header)),
+        view.download,
+        view.summary,
+        view.histogram,
+    )
+
+
+def _show_compare(view: CompareView) -> tuple:
+    return _table(view.table), view.summary, view.chart
+
+
+def _served(handler: Callable, check: Callable, show: Callable | None = None, shared_options: bool = True) -> Callable:
+    """``handler`` as Gradio calls it: its ``check`` on the request's own thread (a refusal never waits for the
+    model), the model step it returns on the model thread, a failure as one message, the view shown. With
+    ``shared_options`` the settings boxes arrive last, one argument each (named in the endpoint's API), and
+    reach the handler as one :class:`~fastbertscore.space.views.Options`."""
+    name = handler.__name__
+    own = list(inspect.signature(handler).parameters.values())
+    if shared_options:
+        defaults = Options()
+        own = own[:-1] + [
+            inspect.Parameter(option, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, option))
+            for option in OPTION_NAMES
+        ]
+    signature = inspect.Signature(own, return_annotation=inspect.signature(handler).return_annotation)
+
+    @functools.wraps(handler)
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = list(bound.arguments.values())
+        if shared_options:
+            values = [*values[: -len(OPTION_NAMES)], Options(*values[-len(OPTION_NAMES) :])]
+        try:
+            step = user_errors(check, name)(*values)
+            out = on_model_thread(step, name)()
+        except SpaceError as error:
+            raise gr.Error(str(error)) from None
+        return show(out) if show else out
+
+    run.__signature__ = signature  # type: ignore[attr-defined]
+    return run
+
+
+def _clear_then(button, handler, inputs, outputs, api_name):
+    """Clear ``outputs`` first (a text box's label too): a failing run leaves no stale results on screen."""
+    clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]
+    button.click(clear, None, outputs, queue=False, api_visibility="private").then(
+        handler, inputs, outputs, api_name=api_name
+    )
+
+
+def _settings_boxes() -> list:
+    """The boxes every tab shares, in :data:`~fastbertscore.space.handlers.OPTION_NAMES` order."""
+    with gr.Row():
+        model = gr.Textbox(
+            DEFAULT_MODEL,
+            label="Model (Hub id: the default, or one with a published baseline)",
+            scale=3,
+            min_width=380,
+            elem_id="model",
+        )
+        layer = gr.Textbox("", label="Layer (empty: the model's tuned layer)", elem_id="layer")
+        lang = gr.Textbox("en", label="Language (for rescaling)")
+        dtype = gr.Dropdown(
+            ["float32", "auto", "bfloat16"], value="float32", label="Precision (float32: exact)", elem_id="dtype"
+        )
+        idf = gr.Checkbox(False, label="idf over the references")
+        rescaled = gr.Checkbox(True, label="Also show rescaled scores", elem_id="rescale")
+    boxes = {"model": model, "layer": layer, "lang": lang, "idf": idf, "do_rescale": rescaled, "dtype": dtype}
+    return [boxes[name] for name in OPTION_NAMES]
+
+
+def _pair_tab(shared: list) -> None:
+    candidate = gr.Textbox(label=f"Candidate (at most {MAX_CHARS:,} characters)", lines=3, elem_id="candidate")
+    references = gr.Textbox(
+        label=f"Reference(s), one per line (at most {MAX_REFERENCES}; {MAX_CHARS:,} characters in all)",
+        lines=3,
+        elem_id="references",
+    )
+    gr.Examples(EXAMPLES, [candidate, references], label="Examples (click one, then Score)", elem_id="examples")
+    go = gr.Button("Score", variant="primary", elem_id="score-button")
+    outputs = [
+        _empty_table(tables.PAIR_HEADER, label="Scores (a row each of raw and rescaled)", elem_id="scores"),
+        gr.Textbox(label="Hash code", elem_id="hashcode"),
+        gr.Markdown(elem_id="counted"),
+        gr.Markdown(elem_id="pair-note"),
+        gr.Plot(label="Similarity (against the reference that counted for F)", format="png", elem_id="heatmap"),
+        gr.HighlightedText(
+            label="Reference: words the candidate missed", color_map=handlers.colours(), elem_id="missing"
+        ),
+        _empty_table(tables.matches_header(True), label="Best matches", elem_id="matches", max_height=400),
+    ]
+    _clear_then(
+        go,
+        _served(handlers.score_pair, handlers.check_pair, _show_pair),
+        [candidate, references, *shared],
+        outputs,
+        "score_pair",
+    )
+
+
+def _batch_tab(shared: list) -> None:
+    upload = gr.File(
+        label=f"CSV, TSV or JSONL (at most {megabytes(MAX_UPLOAD_BYTES)}, {MAX_ROWS:,} rows and {MAX_PAIRS:,} pairs, "
+        "every reference counted)",
+        file_types=[".csv", ".tsv", ".jsonl"],
+        elem_id="upload",
+    )
+    with gr.Row():
+        cand_column = gr.Textbox("candidate", label="Candidate column")
+        ref_columns = gr.Textbox(
+            "reference", label=f"Reference column(s), comma-separated (at most {MAX_REFERENCES} references a row)"
+        )
+    run = gr.Button("Score file", variant="primary", elem_id="score-file")
+    outputs = [
+        _empty_table(
+            tables.batch_header(True, False), label="Results (click a text to see all of it)", elem_id="results"
+        ),
+        gr.File(label="Download results (full texts)", elem_id="download"),
+        gr.Markdown(elem_id="summary"),
+        gr.Plot(label="F1 histogram", elem_id="histogram"),
+    ]
+    inputs = [upload, cand_column, ref_columns, *shared]
+    _clear_then(run, _served(handlers.score_file, handlers.check_file, _show_batch), inputs, outputs, "score_file")
+
+
+def _compare_tab(shared: list) -> None:
+    gr.Markdown(
+        f"Corpus BERTScore of 2–{MAX_SYSTEMS} systems on the same references, with 95% confidence intervals and a "
+        "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU. At most "
+        f"{MAX_ROWS:,} segments, {MAX_PAIRS:,} outputs in all (segments × systems) and "
+        f"{megabytes(MAX_UPLOAD_BYTES)} a file."
+    )
+    with gr.Row():
+        ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
+        system_files = gr.File(
+            label="System outputs (.txt, one file per system; the first is the baseline)",
+            file_count="multiple",
+            file_types=[".txt"],
+            elem_id="compare-systems",
+        )
+    with gr.Accordion("…or paste them", open=False, elem_id="paste"):
+        ref_text = gr.Textbox(label="References, one per line", lines=4, elem_id="ref-text")
+        systems_text = gr.Textbox(
+            label=f"Systems: a line '=== name', then its outputs, one per line (blank lines "
+            f"separate; an empty output is a line {EMPTY_LINE})",
+            lines=6,
+            elem_id="systems-text",
+        )
+    with gr.Row():
+        test = gr.Dropdown(list(TESTS), value="paired bootstrap", label="Test")
+        n_samples = gr.Number(
+            0, label=f"Resamples / trials (0: the test's default, 1,000 / 10,000; at most {MAX_SAMPLES:,})", precision=0
+        )
+        seed = gr.Number(12345, label="Seed", precision=0)
+    button = gr.Button("Compare", variant="primary", elem_id="compare-button")
+    outputs = [
+        _empty_table(tables.compare_header(True), label="Systems", elem_id="compare-table"),
+        gr.Markdown(elem_id="compare-summary"),
+        gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
+    ]
+    inputs = [ref_file, ref_text, system_files, systems_text, test, n_samples, seed, *shared]
+    _clear_then(
+        button, _served(handlers.compare_systems, handlers.check_compare, _show_compare), inputs, outputs, "compare"
+    )
+
+
+def build_demo() -> gr.Blocks:
+    """The Space's page: the shared settings boxes, the Pair, Batch and Compare systems tabs, and the ``score``
+    endpoint; queued, two requests at a time."""
+    # Gradio's own copies of uploads and results are deleted after an hour as well.
+    with gr.Blocks(title="fastbertscore", delete_cache=(600, KEEP_RESULTS_S)) as demo:
+        gr.Markdown(
+            "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
+            f"The default model (`{DEFAULT_MODEL}`) runs offline; the models with a published rescaling baseline "
+            "(such as `roberta-large`) by Hub id."
+        )
+        shared = _settings_boxes()
+        with gr.Tab("Pair"):
+            _pair_tab(shared)
+        with gr.Tab("Batch"):
+            _batch_tab(shared)
+        with gr.Tab("Compare systems"):
+            _compare_tab(shared)
+        gr.api(_served(handlers.score, handlers.check_score, shared_options=False), api_name="score")
+    demo.queue(default_concurrency_limit=2, max_size=64)
+    return demo
+
+
+def launch(demo: gr.Blocks, **options) -> None:
+    """Serve ``demo`` with the Space's stylesheet and upload limit (``options``: more of ``demo.launch``'s
+    arguments)."""
+    demo.launch(css=CSS, max_file_size=MAX_UPLOAD_BYTES, **options)

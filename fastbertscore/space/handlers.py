@@ -1,0 +1,224 @@
+"""What each of the Space's buttons does, as plain functions: boxes in, numbers, tables and figures out.
+
+Each tab has a handler (``score_pair``, ``score_file``, ``compare_systems``, ``score``) that a test calls directly,
+with no browser and no Gradio, and that is two steps: ``check_*`` refuses bad input (``ValueError``/``TypeError``
+naming the box and the limit) with no model work, and returns the model step. The page
+(:mod:`fastbertscore.space.demo`) runs the check on the request's own thread, so a refusal never waits for the
+model, and the model step on the one model thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, cast
+
+from fastbertscore.explanations.explanation import explain
+from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.scorer import BERTScorer
+from fastbertscore.settings import Settings
+from fastbertscore.significance import compare
+from fastbertscore.space import tables
+from fastbertscore.space.allowed import check_allowed_model
+from fastbertscore.space.api import check_score_arguments, score_json
+from fastbertscore.space.charts import f1_chart, histogram
+from fastbertscore.space.inputs import (
+    batch_pairs,
+    check_text,
+    cut_note,
+    is_cut,
+    parse_layer,
+    parse_references,
+    reference_columns,
+)
+from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_samples, check_seed
+from fastbertscore.space.models import of_kind, scorer_of_kind, space_scorer
+from fastbertscore.space.runner import SpaceError, first_line
+from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
+from fastbertscore.space.uploads import check_size, lines_of, rows_of, write_results
+from fastbertscore.space.views import TESTS, BatchView, CompareView, Options, PairView
+from fastbertscore.space.words import reference_words
+from fastbertscore.validate import check_hub_model_id
+
+logger = logging.getLogger(__name__)
+
+
+def settings_for(options: Options, idf_sents: list[str] | None) -> Settings:
+    """The settings of these boxes, checked (the model against the Space's list, the layer box): no model work."""
+    model_id = (options.model or "").strip() or DEFAULT_MODEL
+    return Settings(
+        model_type=check_allowed_model(check_hub_model_id(model_id)),  # a path first: never a folder
+        num_layers=parse_layer(options.layer),
+        cache_mb=CACHE_MB,
+        lang=(options.lang or "").strip() or None,
+        idf=idf_sents is not None,
+        idf_sents=None if idf_sents is None else tuple(idf_sents),
+        dtype=cast(Any, options.dtype or "float32"),  # Settings checks it against its choices
+    )
+
+
+def load_scorer(settings: Settings, rescaled: bool = False) -> tuple[BERTScorer, str]:
+    """The Space's scorer for ``settings`` (it rescales where the language has a baseline: raw requests read the
+    raw numbers of the same result) and a note when rescaled numbers were asked for but cannot be shown."""
+    model_id = settings.model_type_or_default
+    try:
+        scorer, note = space_scorer(settings)
+    except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
+        logger.info("loading %s failed", model_id, exc_info=True)
+        message = first_line(error)  # the engine's own message names the model; others get its id in front
+        raise SpaceError(
+            message if model_id in message else f"Could not load the model {model_id!r}: {message}"
+        ) from None
+    if not rescaled:
+        return scorer, ""
+    return scorer, note or ("" if settings.lang else "Only raw scores: rescaling needs a language (e.g. en).")
+
+
+def colours(cut_at: int | None = None) -> dict[str, str]:
+    """The missed-words panel's colours: missed words red, a text's part past the model's window grey."""
+    return {"missing": "red", **({tables.past_cut_label(cut_at): "gray"} if cut_at else {})}
+
+
+# Each tab is two steps: check_* takes the boxes and refuses bad input (files read, limits held, no model work)
+# on the request's own thread; the step it returns runs on the model thread. Its handler runs both.
+
+
+def check_pair(candidate, references, options: Options | None = None) -> Callable[[], PairView]:
+    """The Pair tab's boxes, checked; returns its model step."""
+    options = options or Options()
+    candidate, refs = check_text(candidate, "The candidate"), parse_references(references)
+    settings = settings_for(options, refs if options.idf else None)
+    return functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale))
+
+
+def _pair(candidate: str, refs: list[str], settings: Settings, do_rescale: bool) -> PairView:
+    scorer, note = load_scorer(settings, rescaled=do_rescale)
+    rescaled = do_rescale and scorer.rescale_with_baseline
+    result = of_kind(scorer.score_result([candidate], [refs]), scorer, rescaled)
+    best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
+    # Against the reference that counted for F; similarities of the kind shown.
+    tokens = explain(candidate, best, scorer=scorer, level="token", rescaled=rescaled)
+    words, missed = reference_words(tokens, rescaled)
+    note = " ".join(filter(None, [note, cut_note(scorer, {"candidate": candidate, "reference": best})]))
+    cut_at = scorer.token_limit if is_cut(scorer, best) else None
+    from fastbertscore.explanations.plot import similarity_figure  # matplotlib, on first use
+
+    return PairView(
+        scores=tables.pair_table(result),
+        hashcode=result.hash,
+        kind=tables.kind(rescaled),
+        counted=tables.counted_note(result, len(refs)),
+        note=note,
+        heatmap=similarity_figure(tokens, kind=tables.kind(rescaled)),
+        missing=[*tables.highlight(best, words, missed, cut_at)],
+        cut_at=cut_at,
+        matches=tables.matches_table(tokens, rescaled),
+        result=result,
+    )
+
+
+def score_pair(candidate, references, options: Options | None = None) -> PairView:
+    """The Pair tab: one candidate against the reference box's lines, explained against the one that counted."""
+    return check_pair(candidate, references, options)()
+
+
+def check_file(file, cand_column: str, ref_columns: str, options: Options | None = None) -> Callable[[], BatchView]:
+    """The Batch tab's upload and boxes, checked (the file read, its references counted); returns its model step."""
+    options = options or Options()
+    if file is None:
+        raise ValueError("Upload a .csv, .tsv or .jsonl file first")
+    reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
+    cands, refs, groups = batch_pairs(rows_of(file), cand_column, ref_columns)
+    settings = settings_for(options, [r for g in groups for r in g] if options.idf else None)
+    return functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale))
+
+
+def _file(cands: list[str], refs: list, groups: list[list[str]], settings: Settings, do_rescale: bool) -> BatchView:
+    scorer, note = load_scorer(settings, rescaled=do_rescale)
+    result = of_kind(scorer.score_result(cands, refs), scorer, do_rescale)
+    header, rows = tables.batch_table(cands, groups, result)
+    summary = tables.batch_summary(result, scorer.signature) + (f"  \n{note}" if note else "")
+    histogram_figure = histogram(result.scores[2].tolist(), result.rescaled is not None)
+    return BatchView((header, rows), write_results([header, *rows]), summary, histogram_figure, result)
+
+
+def score_file(file, cand_column: str, ref_columns: str, options: Options | None = None) -> BatchView:
+    """The Batch tab: every row of an uploaded file, a table, a result CSV, the means and a histogram."""
+    return check_file(file, cand_column, ref_columns, options)()
+
+
+def check_compare(
+    ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options: Options | None = None
+) -> Callable[[], CompareView]:
+    """The Compare tab's uploads and boxes, checked (the number of systems and every size before any file is
+    read); returns its model step."""
+    options = options or Options()
+    n_samples = check_samples(n_samples)
+    seed = check_seed(seed)
+    system_files = system_files or []
+    if len(system_files) > MAX_SYSTEMS:
+        raise ValueError(f"{len(system_files)} system files were uploaded; the Space compares at most {MAX_SYSTEMS}")
+    for file in [ref_file, *system_files] if ref_file is not None else system_files:
+        check_size(file)
+    check_box(ref_text, "The references box")
+    check_box(systems_text, "The systems box")
+    refs = lines_of(ref_file)[1] if ref_file is not None else parse_lines(ref_text)
+    systems = gather_systems([lines_of(file) for file in system_files], systems_text)
+    check_systems(systems, refs)
+    settings = settings_for(options, refs if options.idf else None)
+    step = functools.partial(_compare, systems, refs, TESTS.get(test, "bs"), n_samples, seed)
+    return functools.partial(step, settings, bool(options.do_rescale))
+
+
+def _compare(systems, refs, test, n_samples, seed, settings: Settings, do_rescale: bool) -> CompareView:
+    scorer, note = load_scorer(settings, rescaled=do_rescale)
+    scorer = scorer_of_kind(scorer, do_rescale)
+    result = compare(systems, refs, test=test, n_samples=n_samples, seed=seed, scorer=scorer)
+    rescaled = scorer.rescale_with_baseline
+    summary = tables.compare_summary(result, len(refs), rescaled) + (f"  \n{note}" if note else "")
+    return CompareView(tables.compare_table(result, rescaled), summary, f1_chart(result, rescaled), result)
+
+
+def compare_systems(
+    ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options: Options | None = None
+) -> CompareView:
+    """The Compare tab: corpus scores of 2 to :data:`~fastbertscore.space.limits.MAX_SYSTEMS` systems with 95%
+    intervals, each tested against the first."""
+    return check_compare(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options)()
+
+
+def check_score(
+    candidate: str,
+    reference: str,
+    model: str = DEFAULT_MODEL,
+    num_layers: str = "",
+    lang: str = "en",
+    idf: bool = False,
+    dtype: str = "float32",
+) -> Callable[[], dict]:
+    """The ``score`` endpoint's arguments, checked; returns its model step."""
+    check_score_arguments(
+        candidate=candidate, reference=reference, model=model, num_layers=num_layers, lang=lang, idf=idf, dtype=dtype
+    )
+    candidate, refs = check_text(candidate, "The candidate"), parse_references(reference)
+    settings = settings_for(Options(model, num_layers, lang, idf, False, dtype), refs if idf else None)
+    return functools.partial(_score, candidate, refs, settings)
+
+
+def _score(candidate: str, refs: list[str], settings: Settings) -> dict:
+    scorer, _ = load_scorer(settings)
+    return score_json(of_kind(scorer.score_result([candidate], [refs]), scorer, False))
+
+
+def score(
+    candidate: str,
+    reference: str,
+    model: str = DEFAULT_MODEL,
+    num_layers: str = "",
+    lang: str = "en",
+    idf: bool = False,
+    dtype: str = "float32",
+) -> dict:
+    """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
+    return check_score(candidate, reference, model, num_layers, lang, idf, dtype)()

@@ -1,0 +1,45 @@
+"""fastbertscore.space.allowed: the Space loads the default model and those with a published baseline, plus what
+its deployer lists in FASTBERTSCORE_SPACE_MODELS; any other id is refused before anything loads."""
+
+from __future__ import annotations
+
+import pytest
+from paths import MINILM, REPO
+
+from fastbertscore import space
+
+
+def test_the_list_is_the_default_and_the_shipped_baselines_models():
+    shipped = {
+        str(p.relative_to(REPO / "baselines").with_suffix("")).split("/", 1)[1]
+        for p in (REPO / "baselines").rglob("*.tsv")
+    }
+    assert set(space.published_baseline_models()) == shipped
+    assert {MINILM, "roberta-large", "microsoft/deberta-xlarge-mnli", "allenai/scibert_scivocab_uncased"} <= shipped
+    assert space.allowed_models() == {MINILM, *shipped}
+
+
+@pytest.mark.parametrize("handler", ["pair", "endpoint"])
+def test_another_model_is_refused_in_one_sentence_before_any_load(handler, model_builds):
+    call = {
+        "pair": lambda: space.score_pair("a", "b", space.Options(model="someone/any-model")),
+        "endpoint": lambda: space.score("a", "b", "someone/any-model"),
+    }[handler]
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(call)()
+    message = str(raised.value)
+    assert message.startswith("The model 'someone/any-model' is not served here") and space.MODELS_VARIABLE in message
+    assert message.count(". ") == 0 and "\n" not in message
+    assert model_builds == []
+
+
+def test_a_deployer_widens_the_list_and_paths_stay_refused(monkeypatch, model_builds):
+    monkeypatch.setenv(space.MODELS_VARIABLE, " someone/any-model , /etc,tests")
+    assert {"someone/any-model", "/etc", "tests"} <= space.allowed_models()
+    # Now allowed, the id gets as far as a load (which fails offline, naming it).
+    with pytest.raises(space.SpaceError, match="someone/any-model") as raised:
+        space.on_model_thread(space.score)("a", "b", "someone/any-model")
+    assert "not served here" not in str(raised.value) and model_builds
+    for path in ("/etc", "tests"):  # listed or not, a path is never loaded
+        with pytest.raises(space.SpaceError, match="is not a Hugging Face Hub model id"):
+            space.on_model_thread(space.score)("a", "b", path)
