@@ -1,4 +1,4 @@
-"""How much of a whole-file score call is the encoder, and how many padded tokens it ran (issue 37's diagnosis).
+"""How much of a whole-file score call is the encoder, and how many padded tokens it ran.
 
     python benchmarks/encoder_share.py bert-score "system after system" 19238
     python benchmarks/encoder_share.py fastbertscore shuffled 19238

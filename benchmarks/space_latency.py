@@ -1,4 +1,4 @@
-"""Latency of the Space's Pair tab on long texts (issues 32 and 39: the 3,990-character pair must answer with
+"""Latency of the Space's Pair tab on long texts (the 3,990-character pair must answer with
 p95 ≤ 3 s on a 2-core CPU). Starts app.py on 127.0.0.1 and calls its ``score_pair`` endpoint with gradio_client,
 as the Score button does: scores, the explanation, the heatmap drawn and encoded as PNG, the answer sent back (the
 browser's drawing is not counted).

@@ -9,7 +9,7 @@ from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
 from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
+from fastbertscore.models.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings

@@ -22,10 +22,10 @@ from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import read_baseline, select_layers
 from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from fastbertscore.cache.memory import EmbeddingCache
-from fastbertscore.pipeline.budget import MAX_TOKENS
+from fastbertscore.models.encoder import Encoder, load_encoder, max_input_length
+from fastbertscore.models.loading import load_tokenizer
+from fastbertscore.pipeline.budget import MAX_TOKENS, REDUCED_PRECISION_TOKENS
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.encoder import Encoder, load_encoder, max_input_length
-from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.weights import plain_table
 from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings
@@ -61,8 +61,7 @@ def build_embedder(settings: Settings) -> Embedder:
     layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again
     cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
     plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
-    # Reduced precision runs fastest on larger batches (docs/speed.md).
-    max_tokens = MAX_TOKENS * (2 if dtype != "float32" else 1)
+    max_tokens = MAX_TOKENS * (REDUCED_PRECISION_TOKENS if dtype != "float32" else 1)
     return Embedder(
         tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk, settings.memory_mb
     )
@@ -127,8 +126,7 @@ def describe(
 
 def stored_precision(dtype: str, device: str) -> str:
     """The precision the weights are stored in for a ``dtype`` run on ``device``: the run's own on a GPU (bfloat16
-    or float16, so no forward pass converts float32 weights again: about 0.9 GB of casts per batch for a large
-    model), bfloat16 on a CPU that computes it natively (issue 23), float32 otherwise (autocast does the rest)."""
+    or float16, so no forward pass converts the float32 weights again), bfloat16 on a CPU that computes it natively, float32 otherwise (autocast does the rest)."""
     kind = torch.device(device).type
     if kind == "cuda" and dtype in ("bfloat16", "float16"):
         return dtype

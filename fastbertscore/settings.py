@@ -15,7 +15,8 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
-from fastbertscore.pipeline.defaults import model_for_lang
+from fastbertscore.models.defaults import model_for_lang
+from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
     check_idf_sents,
@@ -132,6 +133,8 @@ class Settings:
             check_positive_int(self.memory_mb, "memory_mb")
         if not isinstance(self.idf, (bool, Mapping)):
             raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
+        if isinstance(self.idf, Mapping):
+            check_idf_mapping(self.idf)  # before any model work: a bad weight gave NaN or sign-flipped scores
         if self.idf_sents is not None:
             if isinstance(self.idf, Mapping):
                 raise ValueError(

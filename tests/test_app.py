@@ -239,7 +239,7 @@ def test_compare_endpoint_refuses_a_system_of_the_wrong_length(app_url, tmp_path
         )
 
 
-# Issue 32: the Space as people meet it. Each test drives the page as a person would and checks what they see.
+# The Space as people meet it. Each test drives the page as a person would and checks what they see.
 LONG_CANDIDATE = ("The committee discussed the budget and the plans for next year. " * 62)[:3990]
 SHORT_REFERENCE = "The committee discussed the budget."
 
@@ -290,7 +290,7 @@ def _batch(page, path: Path, ref_columns: str = "reference"):
 
 @browser_test
 def test_a_3990_character_candidate_renders_its_heatmap(page):
-    # Item 1: the figure was 860 × 23,130 pixels, past WebP's limit, and every output showed a bare "Error" badge.
+    # The figure was 860 × 23,130 pixels, past WebP's limit, and every output showed a bare "Error" badge.
     _score_pair(page, LONG_CANDIDATE, SHORT_REFERENCE)
     page.wait_for_function("document.querySelector('#heatmap img')?.naturalHeight > 0", timeout=120_000)
     width, height, box, scrolls = page.evaluate("""() => { const img = document.querySelector('#heatmap img');
@@ -308,7 +308,7 @@ def test_a_3990_character_candidate_renders_its_heatmap(page):
 
 @browser_test
 def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_path):
-    # Item 3: the Batch table was 3,035 px wide in a 1,214 px box, every score off-screen.
+    # The Batch table was 3,035 px wide in a 1,214 px box, every score off-screen.
     long = "The committee discussed the budget and the plans for next year, the hospital and the roads. " * 4
     data = tmp_path / "pairs.tsv"
     data.write_text(
@@ -330,7 +330,7 @@ def test_no_table_is_wider_than_its_box_and_a_text_is_a_click_away(page, tmp_pat
 
 @browser_test
 def test_blank_lines_separate_pasted_systems(page):
-    # Item 4: "System baseline has 5 lines but the references have 4".
+    # "System baseline has 5 lines but the references have 4".
     refs = ["The cat sat on the mat.", "It is raining.", "The meeting was postponed.", "Prices rose."]
     systems = {
         "baseline": ["A cat sat on a mat.", "It rains.", "The meeting was delayed.", "Prices went up."],
@@ -358,7 +358,7 @@ def test_blank_lines_separate_pasted_systems(page):
 
 @browser_test
 def test_every_number_says_raw_or_rescaled(page, tmp_path):
-    # Item 2: rescaled P/R/F under plain "P/R/F1" headers; raw means beside a rescaled hash.
+    # Rescaled P/R/F under plain "P/R/F1" headers; raw means beside a rescaled hash.
     files, refs_file, _, _ = _system_files(tmp_path, 2)
     page.get_by_role("tab", name="Compare systems").click()
     page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
@@ -372,7 +372,7 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
             page.locator("#rescale input").uncheck()
         page.locator("#compare-button").click()
         kind = "rescaled" if rescaled else "raw"
-        # The table shows its column names before a run (issue 39): the run has ended when the summary says so.
+        # The table shows its column names before a run: the run has ended when the summary says so.
         page.wait_for_function(
             "t => document.querySelector('#compare-summary')?.innerText.includes(t)",
             arg="rescaled with the baseline" if rescaled else "raw (not rescaled)",
@@ -395,7 +395,7 @@ def test_every_number_says_raw_or_rescaled(page, tmp_path):
 
 @browser_test
 def test_an_error_clears_the_previous_outputs_and_says_why(page):
-    # Item 5: after an error, "Reference 1 of 1 counted…" and the old scores stayed beside the Error badges.
+    # After an error, "Reference 1 of 1 counted…" and the old scores stayed beside the Error badges.
     _score_pair(page, CAND, REF)
     page.wait_for_function(
         "document.querySelector('#counted')?.innerText.includes('Reference 1 of 1')", timeout=120_000
@@ -431,10 +431,10 @@ def test_a_model_off_the_list_is_refused(app_url):
         Client(app_url, verbose=False).predict(CAND, REF, "someone/any-model", api_name="/score")
 
 
-# Issue 39: the Space's last rough edges, as a user or an API caller meets them.
+# The Space's last rough edges, as a user or an API caller meets them.
 @browser_test
 def test_tables_show_their_column_names_before_the_first_run(page):
-    # Item 5: "Scores" and "Best matches" (and the Batch and Compare tables) showed column headers 1 2 3.
+    # "Scores" and "Best matches" (and the Batch and Compare tables) showed column headers 1 2 3.
     expected = {
         "scores": ["scores", "P", "R", "F1"],
         "matches": ["candidate token", "best reference token", "similarity (rescaled)"],
@@ -453,7 +453,7 @@ def test_tables_show_their_column_names_before_the_first_run(page):
 
 @browser_test
 def test_the_reference_past_the_cut_is_marked_not_scored(page):
-    # Item 1: the missed-words panel showed the reference's tail past the cut unmarked, starting mid-word.
+    # The missed-words panel showed the reference's tail past the cut unmarked, starting mid-word.
     _score_pair(page, SHORT_REFERENCE, LONG_CANDIDATE)
     label = f"not scored (past the model's {fb.BERTScorer(model_type=fb.DEFAULT_MODEL).token_limit} tokens)"
     page.wait_for_function(
@@ -462,7 +462,7 @@ def test_the_reference_past_the_cut_is_marked_not_scored(page):
 
 
 def test_score_refuses_a_list_by_naming_the_argument(app_url):
-    # Item 3: Client.predict(["a", "b"], "c", api_name="/score") answered "The candidate is empty: type some text".
+    # Client.predict(["a", "b"], "c", api_name="/score") answered "The candidate is empty: type some text".
     from gradio_client import Client
     from gradio_client.exceptions import AppError
 
@@ -474,7 +474,7 @@ def test_score_refuses_a_list_by_naming_the_argument(app_url):
 
 
 def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
-    # Item 2: the note named server paths and CLI flags a Space user cannot act on.
+    # The note named server paths and CLI flags a Space user cannot act on.
     from gradio_client import Client
 
     out = Client(app_url, verbose=False).predict(
@@ -486,7 +486,7 @@ def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
 
 
 def test_the_server_refuses_an_upload_over_the_limit(app_url):
-    # Issue 45: demo.launch() set no max_file_size, so any upload was stored whole before a handler ran.
+    # Demo.launch() set no max_file_size, so any upload was stored whole before a handler ran.
     import httpx
 
     upload = app_url + "gradio_api/upload"
@@ -496,7 +496,7 @@ def test_the_server_refuses_an_upload_over_the_limit(app_url):
 
 
 def test_a_failed_upload_names_the_file_not_the_servers_folder(app_url, tmp_path):
-    # Issue 45: "cannot read /tmp/gradio/<hash>/refs.txt" showed every visitor the server's upload folder.
+    # "cannot read /tmp/gradio/<hash>/refs.txt" showed every visitor the server's upload folder.
     from gradio_client import Client, handle_file
     from gradio_client.exceptions import AppError
 

@@ -22,7 +22,7 @@ from families import cases
 from tolerances import TINY_WIDTH, assert_scores_close, fp32
 
 import fastbertscore as fb
-from fastbertscore.pipeline.loading import PREFIX_SPACE_MODEL_TYPES, published_prefix_space
+from fastbertscore.models.loading import PREFIX_SPACE_MODEL_TYPES, published_prefix_space
 from fastbertscore.pipeline.tokens import tokenize
 
 RECORD = json.loads(cases.RECORD.read_text())
@@ -232,7 +232,7 @@ def test_real_load_problems_are_still_reported(tmp_path, caplog):
 
 def test_the_docs_table_says_what_the_matrix_and_the_data_hold():
     """docs/families.md: one row per family, its status as tested here, its default layer and its baselines."""
-    from fastbertscore.pipeline.defaults import MODEL2LAYERS as MODEL_LAYERS
+    from fastbertscore.models.defaults import MODEL2LAYERS as MODEL_LAYERS
 
     lines = (cases.REPO / "docs" / "families.md").read_text().splitlines()
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines if line.startswith("| ")][1:]

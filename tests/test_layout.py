@@ -16,8 +16,9 @@ PACKAGE = REPO / "fastbertscore"
 
 # Lowest first: a module may import from its own layer or a lower one, never a higher one.
 LAYERS = [
-    ("foundation", ["_version", "hardware", "validate", "files", "hub", "hashing", "signature", "result"]),
+    ("foundation", ["_version", "hardware", "heap", "validate", "files", "hub", "hashing", "signature", "result"]),
     ("embedding caches", ["cache"]),
+    ("models", ["models"]),
     ("pipeline", ["pipeline"]),
     ("settings and baselines", ["settings", "baselines", "assembly", "idf"]),
     ("scorer", ["scorer", "matrix", "compute"]),

@@ -1,4 +1,4 @@
-"""Precision on every device (issue 38): exact means float32, with TF32 or bf16 rounding turned on by the caller
+"""Precision on every device: exact means float32, with TF32 or bf16 rounding turned on by the caller
 off while we compute and the caller's settings back afterwards; reduced precision on a GPU stores its weights in
 that precision.
 

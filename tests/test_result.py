@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 from paths import MINILM
-from tolerances import assert_close, assert_scores_close, prf_bounds
+from tiny_models import MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.result import best_of_groups
@@ -46,3 +47,15 @@ def test_best_of_groups_over_layers_and_ties():
     assert torch.equal(values, raw[[1, 2]])
     _layered_values, layered_index = best_of_groups(torch.stack([raw, raw.flip(-1)]), [(0, 2), (2, 3)])
     assert layered_index.shape == (2, 2, 3) and torch.equal(layered_index[0], index)
+
+
+def test_multi_reference_all_layers_takes_the_max_per_layer(tiny_model, mt_pairs):
+    """bert-score slices the layer axis instead of the references here; each layer must equal its own run."""
+    path = tiny_model("bert")
+    cands = mt_pairs[0][:5]
+    refs = [[mt_pairs[1][i], mt_pairs[0][i + 1]] for i in range(5)]
+    every = fb.score(cands, refs, model_type=path, all_layers=True, num_layers=4)
+    assert every[0].shape == (5, 5)
+    for layer in range(5):
+        single = fb.score(cands, refs, model_type=path, num_layers=layer)
+        assert_scores_close([x[layer] for x in every], single, width=TINY_WIDTH, tokens=MAX_LEN)

@@ -38,7 +38,7 @@ def test_unknown_options_and_bad_values_are_named():
 @pytest.mark.parametrize("name", ["all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"])
 @pytest.mark.parametrize("value", [1, "no", None])
 def test_a_switch_given_something_else_than_a_bool_is_named(name, value):
-    # QA of issue 37: all_layers=1 crashed inside the encoder, all_layers="no" inside transformers
+    # All_layers=1 crashed inside the encoder, all_layers="no" inside transformers
     with pytest.raises(TypeError, match=f"{name} must be True or False, got {type(value).__name__}"):
         Settings(model_type=MINILM, lang="en", **{name: value})
     with pytest.raises(TypeError, match=f"{name} must be True or False"):

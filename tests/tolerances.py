@@ -21,8 +21,8 @@ bounds below come from float32 rounding, not from what passed on one machine:
   against the reference is finite, so there F is held to its own formula instead: ``2PR/(P + R)`` of the P and
   R it comes with, to the three float32 roundings of that formula (``3u`` of F), or 0 where P + R is exactly 0.
 * Rescaling ``(x − b)/(1 − b)`` multiplies a difference by ``1/(1 − b)``: a rescaled value gets the raw bound
-  divided by ``1 − b`` for that column's (and layer's) baseline value ``b``. This is what the AMX machine in
-  issue 23 needed: raw differences of 6e-7 became 1.1e-6 after dividing by ``1 − 0.47``.
+  divided by ``1 − b`` for that column's (and layer's) baseline value ``b`` (docs/reliability.md shows a machine
+  where raw differences within the raw bound exceeded it once rescaled, until the bound was divided too).
 
 Embeddings compared component by component (other batches, a cut encoder) carry the encoder's own roundings:
 the same rule over the encoder's matmuls (``encoder()``).

@@ -15,8 +15,8 @@ from pathlib import Path
 from fastbertscore import hub
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import git_blob_id, sha256_of
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
-from fastbertscore.pipeline.loading import resolve_model_source
+from fastbertscore.models.defaults import DEFAULT_MODEL
+from fastbertscore.models.loading import resolve_model_source
 
 logger = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ class KeptEmbeddings:
         size = embedding.numel() * embedding.element_size()
         if self.bytes + size <= self.memory_bytes:
             # A copy of its own: the encoder hands out slices of a whole batch's output, and a kept slice would
-            # hold that batch alive, uncounted (a 256 MB budget peaked 470 MB over the loaded model's RSS).
+            # hold that batch alive, uncounted by the budget.
             self.in_memory[u] = embedding.clone()
             self.bytes += size
         elif not self._spill(u, embedding):

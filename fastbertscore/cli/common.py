@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import read_json_lines, read_lines, split_lines
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.settings import Settings, add_arguments, from_arguments
 
 # A lone word with an extension ("refs.txt", "data/hyp.en") is taken for a file name, so a typo in a path

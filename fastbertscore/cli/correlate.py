@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fastbertscore.cli.common import guarded
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.settings import add_arguments, from_arguments
 
 HELP = {
@@ -51,7 +51,7 @@ def _parse(command: str, argv):
 
 def _run(args) -> int:
     from fastbertscore import metaeval
-    from fastbertscore.pipeline import layer_registry as registry
+    from fastbertscore.models import layer_registry as registry
     from fastbertscore.scorer import BERTScorer
 
     if not args.data.is_file():
@@ -101,7 +101,7 @@ def _run(args) -> int:
 
 def _system_level(args, scorer, data) -> int:
     from fastbertscore import metaeval
-    from fastbertscore.pipeline.defaults import default_layer
+    from fastbertscore.models.defaults import default_layer
 
     every = metaeval.bertscore_all_layers(scorer, data)
     tuned, _ = default_layer(args.model, every.shape[0] - 1)
@@ -122,7 +122,7 @@ def _system_level(args, scorer, data) -> int:
 def _outputs(args) -> dict[str, Path]:
     """Every file this run will write, by how the user named it: checked against the input (and each other)
     before any model work."""
-    from fastbertscore.pipeline.layer_registry import registry_path
+    from fastbertscore.models.layer_registry import registry_path
 
     outputs = {}
     if args.out:

@@ -21,10 +21,10 @@ from tqdm.auto import tqdm
 
 from fastbertscore import hardware
 from fastbertscore.cache.spill import KeptEmbeddings
+from fastbertscore.heap import ceiling, keep_under_ceiling
 from fastbertscore.pipeline.batching import buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, Budget
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling
 from fastbertscore.pipeline.match import f_measure
 from fastbertscore.pipeline.prepare import Weights, warn_empty
 

@@ -14,15 +14,18 @@ from dataclasses import dataclass
 import torch
 
 from fastbertscore.hardware import free_device_memory
-from fastbertscore.pipeline.heap import resident_bytes
+from fastbertscore.heap import resident_bytes
 
 MB = 1 << 20
 #: Bytes of one embedding coordinate as the pipeline keeps it (float32).
 FLOAT_BYTES = 4
 #: Sentences per encoder batch unless the caller says otherwise (``batch_size``).
 BATCH_SIZE = 64
-#: Padded tokens per encoder batch on a CPU; longer texts get smaller batches. Reduced precision doubles it.
+#: Padded tokens per encoder batch on a CPU; longer texts get smaller batches.
 MAX_TOKENS = 4096
+#: Reduced precision (bfloat16, float16) runs fastest on larger batches: its encoder batches take this many times
+#: ``MAX_TOKENS`` (docs/speed.md).
+REDUCED_PRECISION_TOKENS = 2
 #: What one call may hold when the device's free memory cannot be read.
 DEFAULT_MEMORY = 512 * MB
 #: The part of the host's available RAM a call takes by default on a CPU, and its floor and ceiling.

@@ -15,10 +15,10 @@ import torch
 from tqdm.auto import tqdm
 
 from fastbertscore import hardware
+from fastbertscore.heap import keep_under_ceiling
+from fastbertscore.models.encoder import Encoder
 from fastbertscore.pipeline.batching import buckets, pad
 from fastbertscore.pipeline.budget import forced_batch_size
-from fastbertscore.pipeline.encoder import Encoder
-from fastbertscore.pipeline.heap import keep_under_ceiling
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
 

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from fastbertscore.models.encoder import Encoder
 from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.encoder import Encoder
 from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec

@@ -17,10 +17,10 @@ from tqdm.auto import tqdm
 
 from fastbertscore import hardware
 from fastbertscore.cache.spill import KeptEmbeddings
+from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
 from fastbertscore.pipeline.batching import buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.heap import ceiling, keep_under_ceiling, release_free_memory
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
 from fastbertscore.pipeline.prepare import Distinct, Weights, warn_empty

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from fastbertscore.models.encoder import UNLIMITED
+
 logger = logging.getLogger(__name__)
 
 
@@ -93,8 +95,6 @@ def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[in
     return ids
 
 
-#: A tokenizer that reports more than this has no real limit (DeBERTa-v3, XLNet, mT5 and many others say 1e30).
-UNLIMITED = 1_000_000
 #: What the scores of a pair with an empty text are, in every warning that counts such pairs or texts.
 EMPTY_SCORES = "their raw P, R and F are set to 0, as bert-score does (rescaling then applies to that 0)"
 

@@ -52,18 +52,31 @@ def table_from_mapping(weights: Mapping[int, float], vocab_size: int) -> torch.T
         ValueError: a weight (or the default) is infinite, NaN or negative, or overflows float32; the message
             names the token id and the value (such weights gave NaN or sign-flipped scores).
     """
-    default = math.nan
-    factory = getattr(weights, "default_factory", None)
-    if factory is not None:
-        default = check_idf_weight(factory(), "the default weight (of tokens the mapping lacks)")
-    table = torch.full((vocab_size,), default, dtype=torch.float64)
-    for token_id, weight in weights.items():
-        if not isinstance(token_id, int) or isinstance(token_id, bool):
-            raise TypeError(f"idf weights must map int token ids to floats; got key {token_id!r}")
-        value = check_idf_weight(weight, f"token id {token_id}")
+    default, values = check_idf_mapping(weights)
+    table = torch.full((vocab_size,), math.nan if default is None else default, dtype=torch.float64)
+    for token_id, value in values.items():
         if 0 <= token_id < vocab_size:
             table[token_id] = value
     return table.to(torch.float32)
+
+
+def check_idf_mapping(weights: Mapping[int, float]) -> tuple[float | None, dict[int, float]]:
+    """A user's ``{token_id: weight}`` mapping checked (before any model work): its default weight (a
+    ``defaultdict``'s, else ``None``) and each weight as a float.
+
+    Raises:
+        TypeError, ValueError: as :func:`table_from_mapping` says.
+    """
+    default = None
+    factory = getattr(weights, "default_factory", None)
+    if factory is not None:
+        default = check_idf_weight(factory(), "the default weight (of tokens the mapping lacks)")
+    values = {}
+    for token_id, weight in weights.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool):
+            raise TypeError(f"idf weights must map int token ids to floats; got key {token_id!r}")
+        values[token_id] = check_idf_weight(weight, f"token id {token_id}")
+    return default, values
 
 
 def check_idf_weight(weight, what: str) -> float:

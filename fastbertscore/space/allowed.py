@@ -8,7 +8,7 @@ import functools
 import os
 
 from fastbertscore.baselines.lookup import SHIPPED_DIRS
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 
 #: The environment variable that widens the list: Hub model ids, comma-separated.
 MODELS_VARIABLE = "FASTBERTSCORE_SPACE_MODELS"

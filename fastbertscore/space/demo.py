@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import gradio as gr
 
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
 from fastbertscore.space.limits import (
     KEEP_RESULTS_S,

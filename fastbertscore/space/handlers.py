@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from fastbertscore.explanations.explanation import explain
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.significance import compare

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.result import ScoreResult
 from fastbertscore.significance import Comparison
 

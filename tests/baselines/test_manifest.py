@@ -11,7 +11,7 @@ import pytest
 from fastbertscore.baselines import manifest
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.cli.main import main
-from fastbertscore.pipeline import layer_registry
+from fastbertscore.models import layer_registry
 
 WORKERS, RECORDS = 2, 60
 
@@ -77,7 +77,7 @@ def test_a_registry_that_cannot_be_read_is_ignored_for_lookups_and_never_overwri
     path = tmp_path / "layers.json"
     path.write_text(text)
     monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(path))
-    with caplog.at_level("WARNING", logger="fastbertscore.pipeline.layer_registry"):
+    with caplog.at_level("WARNING", logger="fastbertscore.models.layer_registry"):
         assert layer_registry.tuned_layer("acme/model") is None
     assert f"ignoring the layer registry {path}" in caplog.text
     with pytest.raises(layer_registry.RegistryError, match=f"the layer registry {path} .*; fix or remove it"):

@@ -1,4 +1,4 @@
-"""Caches keep host copies and hand every hit back on the device the encoder runs on (issue 38).
+"""Caches keep host copies and hand every hit back on the device the encoder runs on.
 
 A machine without a GPU has one device beside the CPU that shows where a tensor lives: torch's ``meta`` device
 (shapes and a device, no values). An embedder whose encoder sits there, with every text already in its cache,

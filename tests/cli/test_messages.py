@@ -376,7 +376,7 @@ def test_a_folder_given_as_a_file_is_named_as_a_folder(tmp_path, capsys):
 
 @pytest.mark.parametrize("args", [["--memory_mb", "5"], ["-c", "cands.txt"], ["-c", "a", "-r", "b"]])
 def test_python_m_fastbertscore_refuses_options_instead_of_scoring_them(args, capsys):
-    # QA of issue 37: '--memory_mb 5' was scored as the text "--memory_mb" against "5"
+    # '--memory_mb 5' was scored as the text "--memory_mb" against "5"
     from fastbertscore.__main__ import main
 
     assert main(args) == 2

@@ -1,5 +1,5 @@
 """The heatmap (explanations/plot.py): tokens for short pairs, words or runs of words for long ones, and an image
-that encodes at every length the Space accepts (issue 32, item 1: a 3,990-character candidate made a figure of
+that encodes at every length the Space accepts (a 3,990-character candidate made a figure of
 860 × 23,130 pixels, past WebP's 16,383)."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ BOX = (1200, 900)
 
 @pytest.mark.parametrize("long_side", ["candidate", "reference"])
 def test_axis_titles_of_a_long_heatmap_are_in_sight_without_scrolling(scorer, long_side):
-    # Issue 39, item 1: a long side's axis title sat at the middle of a 5,000-pixel side, out of the box's sight.
+    # A long side's axis title sat at the middle of a 5,000-pixel side, out of the box's sight.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
 
@@ -169,7 +169,7 @@ def test_no_text_is_cut_off_or_overlaps_a_title(scorer, cand, ref):
 
 
 def test_a_long_heatmap_has_no_tick_artists(scorer):
-    # Issue 39, item 7: matplotlib's ticks (five artists each, measured again at every draw) took most of a long
+    # Matplotlib's ticks (five artists each, measured again at every draw) took most of a long
     # pair's time in the Space; labels are plain texts, one per cell. Its latency: benchmarks/space_latency.py.
     fig = similarity_figure(fb.explain(LONG, "The committee discussed the budget.", scorer=scorer))
     ax = fig.axes[0]

@@ -84,7 +84,7 @@ def main() -> None:
         "options": dict(cases.OPTIONS),
         "families": {},
         # The model types whose slow tokenizer is GPT2Tokenizer or RobertaTokenizer, where bert-score
-        # passes add_prefix_space=True: fastbertscore.pipeline.loading keeps the same list.
+        # passes add_prefix_space=True: fastbertscore.models.loading keeps the same list.
         "prefix_space_model_types": sorted(
             k for k, v in TOKENIZER_MAPPING_NAMES.items() if v[0] in ("GPT2Tokenizer", "RobertaTokenizer")
         ),

@@ -17,8 +17,8 @@ from tolerances import assert_scores_close, fp64
 import fastbertscore as fb
 from fastbertscore import metaeval
 from fastbertscore.cli.main import main
-from fastbertscore.pipeline import layer_registry as registry
-from fastbertscore.pipeline.defaults import fallback_layer
+from fastbertscore.models import layer_registry as registry
+from fastbertscore.models.defaults import fallback_layer
 
 
 @pytest.fixture(scope="module")

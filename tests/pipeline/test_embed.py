@@ -7,9 +7,9 @@ from paths import MINILM
 from tolerances import assert_close, unit_norm
 from tolerances import encoder as encoder_bound
 
+from fastbertscore.models.encoder import load_encoder
+from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.encoder import load_encoder
-from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
 

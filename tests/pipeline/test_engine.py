@@ -8,8 +8,11 @@ import random
 import re
 import tempfile
 
+import bert_score
 import pytest
-from tolerances import assert_scores_close
+import torch
+from tiny_models import MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
 from fastbertscore.cache.spill import PREFIX
@@ -138,7 +141,7 @@ def test_a_budget_too_small_for_one_pair_names_the_setting_and_the_size(minilm_p
 
 
 def test_a_given_budget_that_holds_the_pair_is_enough_past_the_step_cap(scorer, mt_pairs):
-    # QA of issue 37: the size the error names was checked against the CPU's 256 MB step cap, so the memory_mb it
+    # The size the error names was checked against the CPU's 256 MB step cap, so the memory_mb it
     # asked for failed again with the same message. A pair over the cap but within the budget gets its own step.
     cands, refs = mt_pairs
     long = " ".join(refs[:30])  # 0.75 MB of embeddings at 512 tokens
@@ -170,3 +173,42 @@ def test_memory_mb_changes_no_number_and_not_the_hash(minilm_path, mt_pairs):
     small = fb.BERTScorer(model_type=minilm_path, num_layers=3, memory_mb=2)
     assert small.hash == default.hash
     assert_scores_close(small.score(cands, refs), default.score(cands, refs))
+
+
+def test_empty_and_blank_texts_score_zero(minilm_path, mt_pairs, caplog):
+    cands, refs = list(mt_pairs[0][:6]), list(mt_pairs[1][:6])
+    cands[1], refs[3], cands[4], refs[4] = "", "   \t ", "\n", ""
+    with pytest.raises(AttributeError):  # bert-score crashes on empty strings under transformers 5
+        bert_score.score(cands, refs, model_type=minilm_path, num_layers=4)
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        P, R, F = fb.score(cands, refs, model_type=minilm_path, num_layers=4)
+    for i in (1, 3, 4):
+        assert P[i] == R[i] == F[i] == 0
+    keep = [0, 2, 5]
+    ref = bert_score.score([cands[i] for i in keep], [refs[i] for i in keep], model_type=minilm_path, num_layers=4)
+    assert_scores_close([x[keep] for x in (P, R, F)], ref)
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert "candidate(s) empty (first: cands[1])" in messages and "reference(s) empty (first: refs[3])" in messages
+
+
+def test_scores_do_not_depend_on_order_batch_or_company(tiny_model, mt_pairs):
+    # Random weights give negative similarities, where bert-score's padding acts as a 0 match.
+    path = tiny_model("electra")
+    cands, refs = mt_pairs[0][:20], mt_pairs[1][:20]
+    base = fb.BERTScorer(model_type=path, num_layers=2, batch_size=64).score(cands, refs)
+    order = list(range(len(cands)))
+    random.Random(0).shuffle(order)
+    for batch_size in (1, 3, 64):
+        shuffled = fb.BERTScorer(model_type=path, num_layers=2, batch_size=batch_size).score(
+            [cands[i] for i in order], [refs[i] for i in order]
+        )
+        assert_scores_close(shuffled, [x[order] for x in base], width=TINY_WIDTH, tokens=MAX_LEN)
+    alone = fb.score(cands[7:8], refs[7:8], model_type=path, num_layers=2)
+    assert_scores_close(alone, [x[7:8] for x in base], width=TINY_WIDTH, tokens=MAX_LEN)
+
+
+def test_identical_texts_and_duplicates(minilm_path, mt_pairs):
+    texts = list(mt_pairs[1][:8])
+    _P, _R, F = fb.score(texts + texts[:2], texts + texts[:2], model_type=minilm_path, num_layers=4)
+    assert_close(F, torch.ones_like(F), prf_bounds()[2], "F of identical texts")
+    assert torch.equal(F[:2], F[-2:])

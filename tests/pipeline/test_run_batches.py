@@ -1,4 +1,4 @@
-"""The encoder run under faults a GPU meets: running out of memory, and float16 overflowing (issue 38).
+"""The encoder run under faults a GPU meets: running out of memory, and float16 overflowing.
 
 The out-of-memory cases run a real encoder behind a device with room for a given number of padded tokens per
 batch: a larger batch raises torch's own ``OutOfMemoryError``, as CUDA does. The back-off itself runs for real.
@@ -15,10 +15,10 @@ import torch
 import transformers as T
 from paths import MINILM
 
+from fastbertscore.models.encoder import load_encoder
+from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline import embed as embed_module
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.encoder import load_encoder
-from fastbertscore.pipeline.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 
 forced_batches = pytest.mark.skipif(

@@ -6,7 +6,7 @@ import pytest
 from bert_score.utils import sent_encode
 from paths import MINILM
 
-from fastbertscore.pipeline.loading import load_tokenizer
+from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import pieces, tokenize
 
 

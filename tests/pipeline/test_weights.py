@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import bert_score
 import pytest
 import torch
 from bert_score.utils import get_idf_dict
 from paths import MINILM
-from tolerances import stored_fp32
+from tolerances import assert_scores_close, stored_fp32
 
-from fastbertscore.pipeline.loading import load_tokenizer
+import fastbertscore as fb
+from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline.tokens import tokenize
 from fastbertscore.pipeline.weights import (
     document_frequencies,
@@ -98,3 +100,22 @@ def test_every_entry_point_refuses_such_a_mapping(tiny_model, weight):
     ):
         with pytest.raises(ValueError, match="weights must be finite and not negative"):
             call()
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf"), -0.5])
+def test_settings_refuse_such_a_mapping_before_any_model_loads(weight):
+    """The check runs where every option is checked: a model that does not exist is never asked for."""
+    from fastbertscore import Settings
+
+    with pytest.raises(ValueError, match="idf weight of token id 7 is .*: weights must be finite and not negative"):
+        Settings(model_type="no-such-org/no-such-model", idf={7: weight})
+
+
+def test_idf_over_a_single_reference_is_finite(minilm_path):
+    cands, refs = ["the cat sat on the mat", "a dog"], ["the cat sat on the mat"] * 2
+    ref = bert_score.score(cands[:1], refs[:1], model_type=minilm_path, num_layers=4, idf=True)
+    assert torch.isnan(ref[0]).all()  # 0/0: every token of the only reference has idf 0
+    P, R, F = fb.score(cands[:1], refs[:1], model_type=minilm_path, num_layers=4, idf=True)
+    plain = fb.score(cands[:1], refs[:1], model_type=minilm_path, num_layers=4)
+    assert torch.isfinite(torch.stack([P, R, F])).all()
+    assert_scores_close((P, R, F), plain)

@@ -146,7 +146,7 @@ def test_a_csv_the_csv_module_refuses_is_bad_input_named_by_its_file(tmp_path):
 
 
 def test_layer_999_is_refused_before_any_weights_load(monkeypatch):
-    from fastbertscore.pipeline import encoder
+    from fastbertscore.models import encoder
 
     loads = []
     load = encoder.load_weights

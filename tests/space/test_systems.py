@@ -10,7 +10,7 @@ LIMITS = {"max_systems": 3, "max_segments": 4, "max_chars": 20}
 
 
 def test_blank_lines_between_systems_are_separators():
-    # Issue 32, item 4: a blank line after each block made "baseline" 5 lines long against 4 references.
+    # A blank line after each block made "baseline" 5 lines long against 4 references.
     text = "=== baseline\na\nb\nc\nd\n\n=== other\ne\nf\ng\nh\n\n\n"
     assert parse_systems(text) == {"baseline": ["a", "b", "c", "d"], "other": ["e", "f", "g", "h"]}
     check_systems(parse_systems(text), parse_lines("r1\nr2\n\nr3\nr4\n"), **LIMITS)

@@ -64,7 +64,7 @@ def test_batch_table_puts_scores_first_and_labels_each_kind(rescaling):
 
 
 def test_batch_summary_pairs_each_mean_with_its_own_hash(rescaling, raw):
-    # Issue 32, item 2: raw means stood beside a hash ending -rescaled_baseline=...
+    # Raw means stood beside a hash ending -rescaled_baseline=...
     result = rescaling.score_result(CANDS, REFS)
     lines = space.batch_summary(result, rescaling.signature).split("  \n")
     assert lines[0] == "**2 pairs**"
@@ -165,3 +165,51 @@ def test_column_widths_fill_the_box_and_give_texts_the_most(header):
     widths = [float(w.rstrip("%")) for w in space.column_widths(header)]
     assert len(widths) == len(header) and abs(sum(widths) - 100) < 1e-9
     assert min(widths[-2:]) > max(widths[:-2])
+
+
+LONG = ("The committee discussed the budget and the plans for next year. " * 62)[:3990]
+
+
+SYSTEMS = {"A": ["The cat sat on the mat.", "It rains."], "B": ["A dog ran.", "It is raining."]}
+SYSTEM_REFS = ["The cat sat on the mat.", "It rains."]  # system A is the references themselves
+
+
+def test_the_part_past_the_cut_is_marked_and_no_word_is_split(raw):
+    # The reference's tail past the cut was shown unmarked, and began inside a word.
+    tokens = fb.explain("The committee discussed the budget.", LONG, scorer=raw, level="token")
+    words, missed = space.reference_words(tokens, False)
+    assert space.is_cut(raw, LONG) and not space.is_cut(raw, "A short text.")
+    segments = space.highlight(LONG, words, missed, raw.token_limit)
+    assert "".join(text for text, _ in segments) == LONG
+    label = f"not scored (past the model's {raw.token_limit} tokens)"
+    tail = [k for k, (_, lab) in enumerate(segments) if lab == label]
+    assert tail == [len(segments) - 1]  # one segment, the last
+    start = len(LONG) - len(segments[-1][0])
+    assert LONG[start].isspace() and not LONG[start - 1].isspace()  # it starts between words, never inside one
+    scored_words = LONG[:start].split()
+    assert all(w in LONG.split() for w in scored_words)  # every word shown as scored is a whole word
+    # A text that was not cut has no such segment.
+    short = fb.explain("The cat sat.", "The cat sat on the mat.", scorer=raw, level="token")
+    assert all(lab != label for _, lab in space.highlight(short.reference, *space.reference_words(short, False)))
+
+
+def test_compare_numbers_keep_their_precision_and_no_test_is_named_when_none_ran():
+    # A perfect system read 1 and 0; with no test the signature said "resamples:1000".
+    result = fb.compare(SYSTEMS, SYSTEM_REFS, model_type=fb.DEFAULT_MODEL, test=None, n_samples=50)
+    _, rows = space.compare_table(result, False)
+    assert rows[0][1:7] == ["1.0000", "0.0000", "1.0000", "0.0000", "1.0000", "0.0000"]  # A is the references
+    summary = space.compare_summary(result, len(REFS), False)
+    assert "test:" not in summary and "resamples:" not in summary and "*" not in summary
+    assert result.scores_signature in summary and "No test was run" in summary and "50 bootstrap resamples" in summary
+    tested = fb.compare(SYSTEMS, REFS, model_type=fb.DEFAULT_MODEL, test="bs", n_samples=50)
+    assert tested.signature in space.compare_summary(tested, len(REFS), False)
+
+
+def test_each_table_knows_its_columns_before_a_run(raw):
+    # The builders and the empty tables share these.
+    result = raw.score_result(SYSTEM_REFS, [[r, "Another one."] for r in SYSTEM_REFS])
+    assert space.pair_table(result)[0] == space.PAIR_HEADER == ["scores", "P", "R", "F1"]
+    assert space.batch_table(SYSTEM_REFS, [[r, "Another one."] for r in SYSTEM_REFS], result)[0] == space.batch_header(
+        False, True
+    )
+    assert space.compare_header(True)[1] == "P (rescaled)" and space.matches_header(False)[2] == "similarity (raw)"

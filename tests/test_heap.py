@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from fastbertscore.pipeline import heap
+from fastbertscore import heap
 
 pytestmark = pytest.mark.skipif(not heap.can_release(), reason="needs glibc's malloc_trim (Linux)")
 

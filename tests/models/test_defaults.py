@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 import bert_score
 import bert_score.utils
+import pytest
+import torch
 
 import fastbertscore as fb
-from fastbertscore.pipeline.defaults import fallback_layer, layer_source, model_for_lang
+from fastbertscore.models.defaults import fallback_layer, layer_source, model_for_lang
 
 
 def test_model_table_is_the_published_one_plus_the_tuned_default():
@@ -35,3 +39,16 @@ def test_hash_format_follows_the_reference():
         ref = bert_score.utils.get_hash("roberta-large", 17, idf, rescale, custom, fast)
         ref_version = f"version={bert_score.__version__}("
         assert ours == ref.replace(ref_version, f"version=fastbertscore-{fb.__version__}(")
+
+
+def test_model_missing_from_the_table_gets_a_depth_proportional_layer(tiny_model, mt_pairs, caplog):
+    path = tiny_model("bert")  # 4 layers, not in model2layers
+    with pytest.raises(KeyError):
+        bert_score.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path)
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        (_P, _R, F), hashcode = fb.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path, return_hash=True)
+    layer = fallback_layer(4)
+    assert layer == 3 and f"_L{layer}_" in hashcode
+    assert any(f"using layer {layer} of 4" in r.getMessage() for r in caplog.records)
+    explicit = fb.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path, num_layers=layer)
+    assert torch.equal(F, explicit[2])

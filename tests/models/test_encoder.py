@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
+import bert_score
 import pytest
 import torch
-from tiny_models import FAMILIES
-from tolerances import TINY_WIDTH, assert_close, encoder
+from tiny_models import FAMILIES, MAX_LEN
+from tolerances import TINY_WIDTH, assert_close, assert_scores_close, encoder, prf_bounds
 
-from fastbertscore.pipeline.encoder import load_encoder, max_input_length, model_depth
-from fastbertscore.pipeline.loading import load_tokenizer
+import fastbertscore as fb
+from fastbertscore.models.encoder import load_encoder, max_input_length, model_depth
+from fastbertscore.models.loading import load_tokenizer
 
 
 # Not T5-style encoders: a cut one applies the final layer norm to its last kept layer (as bert-score's cut
@@ -51,3 +54,26 @@ def test_a_layer_out_of_range_is_refused_from_the_config_before_any_weights_load
     with pytest.raises(ValueError, match=rf"num_layers=999 is out of range for .*\(0\.\.{depth};"):
         load_encoder(str(folder), 999)
     load_encoder(tiny_model(family), depth)  # the config's depth is the model's: its last layer is in range
+
+
+def test_tokenizer_without_a_max_length_reads_relative_positions_whole(tiny_model, caplog):
+    path = tiny_model("deberta-v2")  # tokenizer says 1e30, as DeBERTa-v3's does; relative positions only
+    with pytest.raises(OverflowError):
+        bert_score.score(["a cat"], ["a dog"], model_type=path, num_layers=2)
+    scorer = fb.BERTScorer(model_type=path, num_layers=2)
+    assert scorer.tokenizer.model_max_length > 1e20 and scorer.max_length is None  # as bert-score on 4.57
+    long = "the quick brown fox jumps over the lazy dog " * 20
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        _P, _R, F = scorer.score([long, "a cat"], ["a dog", long])
+    assert torch.isfinite(F).all()
+    assert not [r for r in caplog.records if "were cut" in r.getMessage()]
+
+
+def test_layer_zero_of_deberta_v2_reads_the_embeddings(tiny_model):
+    """transformers' DeBERTa-v2 encoder crashes with zero layers; layer 0 is the embedding output."""
+    path = tiny_model("deberta-v2")
+    _P, _R, F = fb.score(["a cat sat"], ["a cat sat"], model_type=path, num_layers=0)
+    assert_close(F, torch.ones(1), prf_bounds(TINY_WIDTH, tokens=MAX_LEN)[2], "F of identical texts")
+    every = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=4, all_layers=True)
+    zero = fb.score(["a cat sat", "the dog"], ["a dog sat", "the cat"], model_type=path, num_layers=0)
+    assert_scores_close([x[0] for x in every], zero, width=TINY_WIDTH, tokens=MAX_LEN)

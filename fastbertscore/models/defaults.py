@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from fastbertscore.pipeline.layer_registry import registry_path, tuned_layer
+from fastbertscore.models.layer_registry import registry_path, tuned_layer
 
 logger = logging.getLogger(__name__)
 

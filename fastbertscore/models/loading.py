@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import torch
 
 from fastbertscore import hub
-from fastbertscore.pipeline.defaults import DEFAULT_MODEL
+from fastbertscore.models.defaults import DEFAULT_MODEL
 
 logger = logging.getLogger(__name__)
 

@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING, cast
 
 import torch
 
-from fastbertscore.pipeline.defaults import default_layer
-from fastbertscore.pipeline.loading import load_pretrained, load_weights, resolve_model_source
-from fastbertscore.pipeline.tokens import UNLIMITED
+from fastbertscore.models.defaults import default_layer
+from fastbertscore.models.loading import load_pretrained, load_weights, resolve_model_source
 from fastbertscore.validate import check_num_layers
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig
 
 logger = logging.getLogger(__name__)
+
+#: A tokenizer that reports more than this has no real limit (DeBERTa-v3, XLNet, mT5 and many others say 1e30).
+UNLIMITED = 1_000_000
 
 # Architectures whose encoder forward breaks with zero layers (transformers 5 DeBERTa-v2 reads an unset
 # variable); for them layer 0 is read from the hidden states of a one-layer encoder instead.
@@ -67,7 +69,7 @@ class Encoder:
         """Store the weights in ``dtype`` (in place), keeping ``torch.nn.LayerNorm`` in float32.
 
         Under autocast alone every forward pass converts each float32 weight again; weights stored in bfloat16
-        skip that (1.22x faster on an AMX CPU, issue 23). LayerNorm keeps float32 parameters, which torch
+        skip that, which is faster on a CPU that computes bfloat16 natively (docs/speed.md). LayerNorm keeps float32 parameters, which torch
         applies to bfloat16 inputs with float32 arithmetic; custom norms (T5's) are cast with the rest, since
         they would hand float32 to the next bfloat16 matmul. Autocast stays on around the forward pass for
         any op that still meets a mixed pair.

