@@ -75,7 +75,7 @@ Returns:
     best_reference_p, best_reference_r, best_reference_f (several references per prediction): the index of the
         reference that counted for each score.
     hashcode: str, every setting behind the numbers, e.g.
-        "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.2.0(hug_trans=5.23.0)".
+        "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.3.0(hug_trans=5.23.0)".
 
 Examples:
 
