@@ -1,4 +1,4 @@
-"""BERTScore as an ``evaluate`` metric, computed by fastbertscore (exact to bert-score 0.3.13)."""
+"""BERTScore as an ``evaluate`` metric, computed by fastbertscore (the numbers of bert-score 0.3.13)."""
 
 import inspect
 
@@ -23,17 +23,38 @@ and reference sentences by cosine similarity. It has been shown to correlate wit
 and system-level evaluation. Moreover, BERTScore computes precision, recall, and F1 measure, which can be useful
 for evaluating different language generation tasks.
 
-This module computes it with fastbertscore: the same numbers as bert-score 0.3.13 (within 1e-6 in fp32), the
-model kept loaded between calls, rescaling baselines from the Hub, and no network needed for the embedded default
-model sentence-transformers/all-MiniLM-L6-v2. See the project docs (docs/differences.md) for where it differs
-from bert-score on purpose (empty strings, models without a tuned layer, idf over one reference).
+This module computes it with fastbertscore: the numbers of bert-score 0.3.13 as published (run on transformers
+4.57), within the float32 bound of fastbertscore's tests (6 standard deviations of float32 rounding: 8.7e-6 for a
+384-wide model at 512 tokens; the largest difference measured is about 3e-7). Loading it needs the fastbertscore
+package importable (install it from a clone of its repository: pip install -e .); load this file by its path,
+evaluate.load("path/to/bertscore.py"), or by the Hub id of a Space that holds it. evaluate.load("bertscore")
+loads evaluate's own module instead (evaluate-metric/bertscore, bert-score underneath).
+
+Limitations and bias:
+- Scores depend on the model and layer: numbers under different hash codes are not comparable. Raw values of one
+  model crowd into a band (all-MiniLM-L6-v2: F1 0.60-0.97 for 120 WMT21 is-en MT outputs against their references,
+  0.27-0.56 against the reference of another segment); rescaled values spread out, near 0 for unrelated text.
+- Inputs longer than the model's window (512 tokens for most) are cut, with a warning, as bert-score cuts them;
+  long_inputs="window" scores them in full.
+- The embeddings carry the biases of their pretraining data; a high score means similar wording and meaning to the
+  reference, not a correct or fair text. Low-resource languages get multilingual models with weaker embeddings.
+- Where fastbertscore differs from bert-score on purpose: a pair whose token similarities are all negative scores
+  as bert-score with batch_size=1 (padding never counts as a match; bert-score's batched run differs by up to about
+  1.4e-3 there); an empty text scores 0 with a warning (bert-score crashes); a model without a tuned layer gets
+  three quarters of its depth (bert-score: KeyError); idf over a single reference falls back to plain weights
+  (bert-score: NaN); an unknown lang is a ValueError (bert-score: multilingual BERT).
+
+Further references:
+- BERTScore: Evaluating Text Generation with BERT, https://arxiv.org/abs/1904.09675
+- bert-score, the reference implementation: https://github.com/Tiiiger/bert_score
+- evaluate's own BERTScore module: https://huggingface.co/spaces/evaluate-metric/bertscore
 """
 
 _KWARGS_DESCRIPTION = """
 BERTScore metrics with the hashcode from a source against one or more references.
 
 Args:
-    predictions (list of str): prediction/candidate sentences.
+    predictions (list of str): N prediction/candidate sentences.
     references (list of str or list of list of str): one reference, or a list of references, per prediction.
         With several, the best one counts (separately for precision, recall and F1).
     lang (str): language of the sentences, e.g. "en" (roberta-large), "zh", "de". Needed with
@@ -43,11 +64,14 @@ Args:
         default model), or three quarters of its depth for a model without one.
     verbose (bool): show progress bars.
     (every option below is a field of fastbertscore.Settings; an unknown keyword is a TypeError naming it)
-    idf (bool): weight tokens by inverse document frequency over all references.
-    device (str): "cpu", "cuda", "cuda:1"...; default cuda when available.
+    idf (bool or mapping): True weights tokens by inverse document frequency over all references (or over
+        `idf_sents`); a mapping {token_id: weight} gives the weights (a collections.defaultdict for unseen tokens).
+    idf_sents (list of str, extra): the sentences to count idf over instead of the references.
+    device (str): "cpu", "cuda", "cuda:1"...; default cuda when torch sees one.
     batch_size (int): sentences per encoder batch.
     nthreads (int): accepted for compatibility.
-    all_layers (bool): return scores of every layer: each list element is then a list over layers.
+    all_layers (bool): score with every layer: each output list then holds L + 1 lists, one per layer (layer 0 is
+        the embeddings), and precision[l] is the list of N values of layer l.
     rescale_with_baseline (bool): rescale with the baseline of the model and `lang`: (x - b) / (1 - b).
     baseline_path (str): a LAYER,P,R,F baseline file of your own.
     use_fast_tokenizer (bool): ask transformers for the fast tokenizer.
@@ -57,9 +81,11 @@ Args:
         "window" (scored in full through overlapping windows) or "error".
     dtype (str, extra): "float32" (default, exact), "bfloat16" or "float16" (GPU): within about 2e-3, faster only
         on hardware with native support (several times slower on CPUs without AMX/AVX512-BF16), or "auto": the
-        fastest precision that holds those bounds on the device. The resolved precision is named in the hashcode.
+        fastest precision that holds those bounds on the device (on a CUDA GPU, bfloat16 or float16). The resolved
+        precision is named in the hashcode.
     window_stride (int, extra): with long_inputs="window", tokens neighbouring windows share (default a quarter).
-    cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls.
+    cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls (default: a sixteenth of
+        the default memory budget; 0 turns it off). Changes no number.
     cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
     memory_mb (int, extra): what one call holds at once beyond the model and its tokens (embeddings, matching
         buffers, the encoder's work on a batch); past it, embeddings later steps need spill to a temporary folder.
@@ -68,18 +94,18 @@ Args:
         --record` saved (named in the hashcode's layer).
 
 Returns:
-    precision: list of float, one per prediction (in [-1, 1]; about 0.3-1 raw, about 0-1 rescaled).
-    recall: list of float.
-    f1: list of float.
-    raw_precision, raw_recall, raw_f1 (with rescaling): the values before rescaling.
-    best_reference_p, best_reference_r, best_reference_f (several references per prediction): the index of the
-        reference that counted for each score.
+    precision: list of N floats, one per prediction, in [-1, 1] (with all_layers=True: L + 1 lists of N).
+    recall: the same shape.
+    f1: the same shape.
+    raw_precision, raw_recall, raw_f1 (with rescaling): the values before rescaling, the same shapes.
+    best_reference_p, best_reference_r, best_reference_f (several references per prediction): list of N ints, the
+        index of the reference that counted for each score (with all_layers=True: L + 1 lists of N).
     hashcode: str, every setting behind the numbers, e.g.
-        "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.2.0(hug_trans=5.23.0)".
+        "sentence-transformers/all-MiniLM-L6-v2_L3_no-idf_version=fastbertscore-0.3.0(hug_trans=5.23.0)".
 
 Examples:
 
-    >>> bertscore = evaluate.load("bertscore")
+    >>> bertscore = evaluate.load("./bertscore.py")  # this file, by its path
     >>> predictions = ["hello there", "general kenobi"]
     >>> references = ["hello there", "general kenobi"]
     >>> results = bertscore.compute(predictions=predictions, references=references,
@@ -88,10 +114,20 @@ Examples:
     [1.0, 1.0]
     >>> results["hashcode"].split("_version=")[0]
     'sentence-transformers/all-MiniLM-L6-v2_L3_no-idf'
+
+    Several references per prediction: the best one counts, and best_reference_f says which.
+
     >>> results = bertscore.compute(predictions=["hello there"], references=[["hello here", "hello there"]],
     ...                             model_type="sentence-transformers/all-MiniLM-L6-v2")
     >>> round(results["f1"][0], 2), results["best_reference_f"]
     (1.0, [1])
+
+    Every layer (the default model has 6, so 7 lists with the embeddings), each a list over the predictions:
+
+    >>> results = bertscore.compute(predictions=predictions, references=references, all_layers=True,
+    ...                             model_type="sentence-transformers/all-MiniLM-L6-v2")
+    >>> len(results["f1"]), [len(layer) for layer in results["f1"]]
+    (7, [2, 2, 2, 2, 2, 2, 2])
 """
 
 

@@ -1,7 +1,10 @@
 """Per-pair F1 against bert-score 0.3.13 of torchmetrics' BERTScore and of ours (fastbertscore.integrations
 .torchmetrics), on the same real MT pairs, the same model and layer.
 
-    python benchmarks/torchmetrics_parity.py          # rows 3000-3099 of ../shared/data, layers 3 and 6
+    python benchmarks/torchmetrics_parity.py          # rows 3000-3099 of the WMT file, layers 3 and 6
+
+The WMT file (human_judgments_toen.tsv, 19,238 rows; tests/data/README.md says where it comes from) is read from
+the data folder beside the checkout.
 
 Writes benchmarks/torchmetrics_parity.md. Each metric gets every pair in one update() and one compute(), as a
 validation loop with a single batch would.
@@ -67,7 +70,8 @@ def main() -> int:
     lines = [
         (
             f"Per-pair F1 against bert-score 0.3.13 on rows {args.first}–{args.first + args.count - 1} of "
-            f"`../shared/data/human_judgments_toen.tsv` ({args.count} real MT pairs), {fb.DEFAULT_MODEL}; torchmetrics "
+            f"the WMT21/22 to-English file `human_judgments_toen.tsv` ({args.count} real MT pairs), {fb.DEFAULT_MODEL}; "
+            "torchmetrics "
             f"{torchmetrics.__version__}, fastbertscore {fb.__version__}; {machine()}, {time.strftime('%Y-%m-%d')}. "
             "`python benchmarks/torchmetrics_parity.py`."
         ),
