@@ -63,6 +63,7 @@ def test_a_smaller_batch_size_after_a_cached_default_reaches_the_encoder(path, m
     PATHS[path](cands, refs)  # caches a scorer built with the default batch size (64)
     assert max(encoder_batches) > 2, "the default run should batch more than 2 sentences"
     encoder_batches.clear()
+    cands, refs = mt_pairs[0][10:20], mt_pairs[1][10:20]  # texts not embedded yet: compute keeps what it embedded
     PATHS[path](cands, refs, batch_size=2)
     assert encoder_batches and max(encoder_batches) == 2, f"{path}: encoder batches {encoder_batches}"
 
