@@ -16,6 +16,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ["FASTBERTSCORE_LAYER_REGISTRY"] = os.path.join(os.path.dirname(__file__), ".no-such-registry.json")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import inspect
+import types
+
 import pytest
 from paths import RATINGS
 from tiny_models import save_tiny
@@ -26,6 +29,52 @@ from tiny_models import save_tiny
 ENCODER_BATCH = os.environ.get("FASTBERTSCORE_ENCODER_BATCH")
 #: What selects the CPU kernels; .ci/run's second path sets them lower.
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
+
+
+#: The assertions of tests/tolerances.py: a test that reaches one (itself, or through a helper or a method of its
+#: module) compares numbers under the tolerance policy, and the second numeric path of .ci/run runs it again.
+NUMERIC_CHECKS = frozenset(
+    {"assert_scores_close", "assert_close", "assert_reduced_precision_close", "prf_bounds", "f_bound"}
+)
+
+
+def _reaches_numeric_check(code: types.CodeType, local: dict[str, list[types.CodeType]], seen: set) -> bool:
+    if code in seen:
+        return False
+    seen.add(code)
+    names = set(code.co_names)
+    if names & NUMERIC_CHECKS:
+        return True
+    inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]  # lambdas and nested functions
+    inner += [c for name in names for c in local.get(name, [])]  # the module's own helpers and methods
+    return any(_reaches_numeric_check(c, local, seen) for c in inner)
+
+
+def _module_code(module: types.ModuleType) -> dict[str, list[types.CodeType]]:
+    """Each function and method defined in a test module, by name."""
+    local: dict[str, list[types.CodeType]] = {}
+    for value in vars(module).values():
+        members = vars(value).values() if inspect.isclass(value) else [value]
+        for member in members:
+            member = getattr(member, "fget", member)  # properties
+            if inspect.isfunction(member) and member.__module__ == module.__name__:
+                local.setdefault(member.__name__, []).append(member.__code__)
+    return local
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``numeric`` every test that compares numbers under the tolerance policy (tests/tolerances.py)."""
+    modules: dict[str, dict[str, list[types.CodeType]]] = {}
+    for item in items:
+        function = getattr(item, "function", None)
+        module = getattr(item, "module", None)
+        if function is None or module is None:
+            continue
+        function = getattr(getattr(function, "hypothesis", None), "inner_test", function)  # @given wraps the test
+        local = modules.setdefault(module.__name__, _module_code(module))
+        fixtures = [c for name in getattr(item, "fixturenames", ()) for c in local.get(name, [])]
+        if any(_reaches_numeric_check(code, local, set()) for code in [function.__code__, *fixtures]):
+            item.add_marker(pytest.mark.numeric)
 
 
 def kernel_fingerprint() -> str:

@@ -61,18 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             if not args.corpus.is_file():
                 print(f"bertscore-baseline: error: corpus file {args.corpus} not found", file=sys.stderr)
                 return 2
-            path = build(
-                args.model,
-                args.lang,
-                args.corpus,
-                args.out,
-                name=args.name,
-                pairs=args.pairs,
-                seed=args.seed,
-                block=args.block,
-                batch_size=args.batch_size,
-                device=args.device,
-            )
+            given = {
+                option: getattr(args, option) for option in ("name", "pairs", "seed", "block", "batch_size", "device")
+            }
+            path = build(args.model, args.lang, args.corpus, args.out, **given)
             print(f"wrote {path}")
         elif args.dry_run:
             files = push(args.root, args.repo, dry_run=True)

@@ -10,6 +10,7 @@ model, and the model step on the one model thread.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import Callable
 from typing import cast
@@ -20,19 +21,10 @@ from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import DType, Settings
 from fastbertscore.significance import compare
 from fastbertscore.significance.resampling import Test
-from fastbertscore.space import tables
+from fastbertscore.space import inputs, tables
 from fastbertscore.space.allowed import check_allowed_model
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
-from fastbertscore.space.inputs import (
-    batch_pairs,
-    check_text,
-    cut_note,
-    is_cut,
-    parse_layer,
-    parse_references,
-    reference_columns,
-)
 from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_samples, check_seed
 from fastbertscore.space.models import of_kind, scorer_of_kind, space_scorer
 from fastbertscore.space.runner import SpaceError, first_line
@@ -50,7 +42,7 @@ def settings_for(options: Options, idf_sents: list[str] | None) -> Settings:
     model_id = (options.model or "").strip() or DEFAULT_MODEL
     return Settings(
         model_type=check_allowed_model(check_hub_model_id(model_id)),  # a path first: never a folder
-        num_layers=parse_layer(options.layer),
+        num_layers=inputs.parse_layer(options.layer),
         cache_mb=CACHE_MB,
         lang=(options.lang or "").strip() or None,
         idf=idf_sents is not None,
@@ -88,7 +80,7 @@ def colours(cut_at: int | None = None) -> dict[str, str]:
 def check_pair(candidate: str | None, references: str | None, options: Options | None = None) -> Callable[[], PairView]:
     """The Pair tab's boxes, checked; returns its model step."""
     options = options or Options()
-    candidate, refs = check_text(candidate, "The candidate"), parse_references(references)
+    candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(references)
     settings = settings_for(options, refs if options.idf else None)
     return functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale))
 
@@ -101,8 +93,8 @@ def _pair(candidate: str, refs: list[str], settings: Settings, do_rescale: bool)
     # Against the reference that counted for F; similarities of the kind shown.
     tokens = explain(candidate, best, scorer=scorer, level="token", rescaled=rescaled)
     words, missed = reference_words(tokens, rescaled)
-    note = " ".join(filter(None, [note, cut_note(scorer, {"candidate": candidate, "reference": best})]))
-    cut_at = scorer.token_limit if is_cut(scorer, best) else None
+    note = " ".join(filter(None, [note, inputs.cut_note(scorer, {"candidate": candidate, "reference": best})]))
+    cut_at = scorer.token_limit if inputs.is_cut(scorer, best) else None
     from fastbertscore.explanations.plot import similarity_figure  # matplotlib, on first use
 
     return PairView(
@@ -131,8 +123,8 @@ def check_file(
     options = options or Options()
     if file is None:
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
-    reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
-    cands, refs, groups = batch_pairs(rows_of(file), cand_column, ref_columns)
+    inputs.reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
+    cands, refs, groups = inputs.batch_pairs(rows_of(file), cand_column, ref_columns)
     settings = settings_for(options, [r for g in groups for r in g] if options.idf else None)
     return functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale))
 
@@ -215,22 +207,19 @@ def compare_systems(
     return check_compare(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options)()
 
 
-def check_score(
-    candidate: str,
-    reference: str,
-    model: str = DEFAULT_MODEL,
-    num_layers: str = "",
-    lang: str = "en",
-    idf: bool = False,
-    dtype: str = "float32",
-) -> Callable[[], dict[str, object]]:
-    """The ``score`` endpoint's arguments, checked; returns its model step."""
-    check_score_arguments(
-        candidate=candidate, reference=reference, model=model, num_layers=num_layers, lang=lang, idf=idf, dtype=dtype
+def check_score(*arguments: object, **named: object) -> Callable[[], dict[str, object]]:
+    """The ``score`` endpoint's arguments (as :func:`score` takes them), checked; returns its model step."""
+    bound = inspect.signature(score).bind(*arguments, **named)
+    bound.apply_defaults()
+    check_score_arguments(**bound.arguments)
+    given = bound.arguments
+    candidate, refs = (
+        inputs.check_text(given["candidate"], "The candidate"),
+        inputs.parse_references(given["reference"]),
     )
-    candidate, refs = check_text(candidate, "The candidate"), parse_references(reference)
-    settings = settings_for(Options(model, num_layers, lang, idf, False, dtype), refs if idf else None)
-    return functools.partial(_score, candidate, refs, settings)
+    idf = bool(given["idf"])
+    options = Options(given["model"], given["num_layers"], given["lang"], idf, False, given["dtype"])
+    return functools.partial(_score, candidate, refs, settings_for(options, refs if idf else None))
 
 
 def _score(candidate: str, refs: list[str], settings: Settings) -> dict[str, object]:
