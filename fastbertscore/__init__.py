@@ -18,7 +18,7 @@ from fastbertscore.significance import Comparison, compare
 from fastbertscore.validate import check_hub_model_id
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """``similarity_figure`` on first use only: it imports matplotlib, an optional dependency; ``space`` (what the
     Space shows, for ``app.py``) likewise."""
     if name == "similarity_figure":

@@ -12,7 +12,7 @@ import os
 import threading
 from dataclasses import astuple, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
@@ -31,11 +31,16 @@ from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature, digest
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 logger = logging.getLogger(__name__)
 
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-_models: dict[tuple, tuple] = {}
+#: A loaded model: its tokenizer, its encoder and facts computed once about its weights (their digest).
+Loaded = tuple["PreTrainedTokenizerBase", Encoder, dict[str, str]]
+_models: dict[tuple[object, ...], Loaded] = {}
 _lock = threading.Lock()  # guards _models
 _loading = threading.Lock()  # held for a whole load: two callers never load at once
 
@@ -140,7 +145,7 @@ def stored_precision(dtype: str, device: str) -> str:
     return "bfloat16" if dtype == "bfloat16" and on_cpu and hardware.cpu_native_bf16() else "float32"
 
 
-def _load(settings: Settings, device: str, weights: str) -> tuple:
+def _load(settings: Settings, device: str, weights: str) -> Loaded:
     """The shared (tokenizer, encoder, facts) of these model settings, its weights stored in ``weights``."""
     key = (
         settings.model_type_or_default,
@@ -172,7 +177,7 @@ def _load(settings: Settings, device: str, weights: str) -> tuple:
             return _models[key]
 
 
-def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec | None:
+def _window(tokenizer: PreTrainedTokenizerBase, max_length: int | None, stride: int | None) -> WindowSpec | None:
     if max_length is None:
         return None
     prefix, suffix = special_layout(tokenizer)
@@ -188,7 +193,13 @@ def _window(tokenizer, max_length: int | None, stride: int | None) -> WindowSpec
 
 
 def _disk_cache(
-    settings: Settings, folder: str | os.PathLike, encoder: Encoder, window, dtype: str, device: str, facts: dict
+    settings: Settings,
+    folder: str | os.PathLike[str],
+    encoder: Encoder,
+    window: WindowSpec | None,
+    dtype: str,
+    device: str,
+    facts: dict[str, str],
 ) -> DiskCache:
     import transformers
 

@@ -9,18 +9,20 @@ included, which the official ``evaluate-metric/bertscore`` module forgets; setti
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, overload
 
 from fastbertscore import assembly
 from fastbertscore.hardware import check_device
-from fastbertscore.matrix import mbr_select, pairwise_scores
+from fastbertscore.matrix import MBRResult, mbr_select, pairwise_scores
 from fastbertscore.pipeline.budget import default_cache_mb
+from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
-from fastbertscore.validate import check_matrix_texts, check_mbr, check_pairs
+from fastbertscore.validate import Refs, Texts, Utility, check_matrix_texts, check_mbr, check_pairs
 
 # The scorer the one-call entry points reuse (the model itself is kept by assembly).
-_scorers: dict[tuple, BERTScorer] = {}
+_scorers: dict[tuple[tuple[str, object], ...], BERTScorer] = {}
 _lock = threading.Lock()
 
 
@@ -45,9 +47,67 @@ def cached_scorer(settings: Settings) -> BERTScorer:
     return scorer
 
 
+@overload
 def score(
-    cands,
-    refs,
+    cands: Texts,
+    refs: Refs,
+    model_type: str | None = ...,
+    num_layers: int | None = ...,
+    verbose: bool = ...,
+    idf: bool | Mapping[int, float] = ...,
+    device: str | None = ...,
+    batch_size: int = ...,
+    nthreads: int = ...,
+    all_layers: bool = ...,
+    lang: str | None = ...,
+    return_hash: Literal[False] = ...,
+    rescale_with_baseline: bool = ...,
+    baseline_path: str | None = ...,
+    use_fast_tokenizer: bool = ...,
+    **options: Any,
+) -> Scores: ...
+@overload
+def score(
+    cands: Texts,
+    refs: Refs,
+    model_type: str | None = ...,
+    num_layers: int | None = ...,
+    verbose: bool = ...,
+    idf: bool | Mapping[int, float] = ...,
+    device: str | None = ...,
+    batch_size: int = ...,
+    nthreads: int = ...,
+    all_layers: bool = ...,
+    lang: str | None = ...,
+    *,
+    return_hash: Literal[True],
+    rescale_with_baseline: bool = ...,
+    baseline_path: str | None = ...,
+    use_fast_tokenizer: bool = ...,
+    **options: Any,
+) -> tuple[Scores, str]: ...
+@overload
+def score(
+    cands: Texts,
+    refs: Refs,
+    model_type: str | None = ...,
+    num_layers: int | None = ...,
+    verbose: bool = ...,
+    idf: bool | Mapping[int, float] = ...,
+    device: str | None = ...,
+    batch_size: int = ...,
+    nthreads: int = ...,
+    all_layers: bool = ...,
+    lang: str | None = ...,
+    return_hash: bool = ...,
+    rescale_with_baseline: bool = ...,
+    baseline_path: str | None = ...,
+    use_fast_tokenizer: bool = ...,
+    **options: Any,
+) -> Scores | tuple[Scores, str]: ...
+def score(
+    cands: Texts,
+    refs: Refs,
     model_type: str | None = None,
     num_layers: int | None = None,
     verbose: bool = False,
@@ -61,8 +121,8 @@ def score(
     rescale_with_baseline: bool = False,
     baseline_path: str | None = None,
     use_fast_tokenizer: bool = False,
-    **options,
-):
+    **options: Any,
+) -> Scores | tuple[Scores, str]:
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
     ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
@@ -101,7 +161,9 @@ def score(
     return scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs).returned(return_hash)
 
 
-def compute(predictions, references, *, verbose: bool = False, **options) -> dict:
+def compute(
+    predictions: Texts, references: Refs, *, verbose: bool = False, **options: Any
+) -> dict[str, list[Any] | str]:
     """BERTScore as ``evaluate-metric/bertscore`` returns it: ``precision``, ``recall``, ``f1`` lists and ``hashcode``.
 
     The scorer it reuses keeps the embeddings of recent texts between calls (``cache_mb``, by default a sixteenth of
@@ -128,7 +190,7 @@ def compute(predictions, references, *, verbose: bool = False, **options) -> dic
     return scorer.finish(scorer.raw_scores(pairs, batch_size=settings.batch_size, verbose=verbose), pairs).to_dict()
 
 
-def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
+def pairwise(texts_a: Texts, texts_b: Texts | None = None, *, verbose: bool = False, **options: Any) -> Scores:
     """All-vs-all BERTScore matrices: ``(P, R, F)``, each ``(N, M)``; ``[i, j]`` scores ``texts_a[i]`` (candidate)
     against ``texts_b[j]`` (reference), ``texts_b=None`` meaning ``texts_a`` against itself.
 
@@ -148,7 +210,14 @@ def pairwise(texts_a, texts_b=None, *, verbose: bool = False, **options):
     return pairwise_scores(scorer, a, b, verbose=verbose, batch_size=settings.batch_size)
 
 
-def mbr(samples, references=None, *, utility: str = "f1", verbose: bool = False, **options):
+def mbr(
+    samples: Sequence[Texts],
+    references: Sequence[Texts] | None = None,
+    *,
+    utility: Utility = "f1",
+    verbose: bool = False,
+    **options: Any,
+) -> MBRResult:
     """Minimum-Bayes-risk selection with BERTScore as the utility.
 
     ``samples`` is a list of groups (one list of K outputs per input; K may differ). For each group, every sample

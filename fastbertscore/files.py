@@ -10,9 +10,14 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+    from matplotlib.figure import Figure
 
 
 def split_lines(text: str) -> list[str]:
@@ -48,7 +53,7 @@ def _read_text(path: Path, *, encoding: str = "utf-8-sig", shown: str | None = N
         raise ValueError(f"cannot read {shown or path.name}: {error}") from None
 
 
-def _json_values(text: str, name: str):
+def _json_values(text: str, name: str) -> Iterator[tuple[int, object]]:
     """(line number, value) of each non-blank line. Split on "\\n" only: JSON strings may hold U+2028 raw."""
     for line_no, line in enumerate(text.split("\n"), start=1):
         if line.strip():
@@ -58,7 +63,7 @@ def _json_values(text: str, name: str):
                 raise ValueError(f"{name} line {line_no}: not valid JSON ({error.msg})") from None
 
 
-def read_json_lines(path: str | Path) -> list:
+def read_json_lines(path: str | Path) -> list[object]:
     """The JSON value on each non-blank line of a JSON Lines file (lists of texts for MBR, objects for pairs).
 
     Raises:
@@ -68,7 +73,7 @@ def read_json_lines(path: str | Path) -> list:
     return [value for _, value in _json_values(_read_text(path), path.name)]
 
 
-def read_rows(path: str | Path) -> list[dict]:
+def read_rows(path: str | Path) -> list[dict[str, object]]:
     """Rows of a ``.csv``, ``.tsv`` or ``.jsonl`` file as dicts (header row for CSV/TSV).
 
     Raises:
@@ -82,7 +87,7 @@ def read_rows(path: str | Path) -> list[dict]:
     if suffix in (".csv", ".tsv"):
         # A StringIO, not splitlines(): a quoted field may hold a line break, and U+2028 is not one for CSV.
         return list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ","))
-    rows = []
+    rows: list[dict[str, object]] = []
     for line_no, row in _json_values(text, path.name):
         if not isinstance(row, dict):
             raise ValueError(f"{path.name} line {line_no}: expected a JSON object")
@@ -90,7 +95,9 @@ def read_rows(path: str | Path) -> list[dict]:
     return rows
 
 
-def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) -> tuple[list[str], list]:
+def pairs_from_rows(
+    rows: Sequence[Mapping[str, object]], cand_column: str, ref_columns: Sequence[str]
+) -> tuple[list[str], list[str] | list[list[str]]]:
     """Candidates and references from named columns; several reference columns (or a JSON list) give
     several references per candidate.
 
@@ -103,7 +110,8 @@ def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) 
     for name in [cand_column, *ref_columns]:
         if name not in columns:
             raise ValueError(f"column {name!r} not found; the file has: {', '.join(map(str, columns))}")
-    cands, refs = [], []
+    cands: list[str] = []
+    refs: list[list[str]] = []
     for i, row in enumerate(rows):
         cand = row.get(cand_column)
         if not isinstance(cand, str):
@@ -127,7 +135,7 @@ def pairs_from_rows(rows: list[dict], cand_column: str, ref_columns: list[str]) 
 STALE_TEMPORARY_SECONDS = 3600
 
 
-def write_scores(path: str | Path, P, R, F) -> None:
+def write_scores(path: str | Path, P: torch.Tensor, R: torch.Tensor, F: torch.Tensor) -> None:
     """A ``P, R, F1`` TSV with one row per pair, six decimals: the output file of the scale-out commands. Written
     atomically: a killed run leaves the old file or none, never a truncated table."""
     rows = zip(P.tolist(), R.tolist(), F.tolist(), strict=True)
@@ -166,7 +174,7 @@ def write_atomic(
         raise
 
 
-def write_figure(path: str | Path, figure, *, dpi: int = 120) -> None:
+def write_figure(path: str | Path, figure: Figure, *, dpi: int = 120) -> None:
     """A matplotlib figure, in the format its suffix names, written atomically (:func:`write_atomic`)."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format=Path(path).suffix.lstrip(".").lower() or None, dpi=dpi)

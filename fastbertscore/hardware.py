@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import platform
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache, lru_cache
+from typing import Literal, TypeVar
 
 import torch
 
@@ -21,6 +22,7 @@ logger = logging.getLogger(__name__)
 DTYPE_CHOICES = ("float32", "bfloat16", "float16", "auto")
 _CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 _logged_auto: set[str] = set()
+T = TypeVar("T")
 
 
 @cache
@@ -86,7 +88,7 @@ def available_devices() -> list[str]:
     return devices
 
 
-def check_device(device) -> str:
+def check_device(device: object) -> str:
     """``device`` as given (``None``: cuda when available, else cpu), or a ``ValueError`` naming what is available.
 
     Runs before any model work, so a missing GPU never surfaces as an assertion from inside torch.
@@ -112,7 +114,9 @@ def check_device(device) -> str:
     return device
 
 
-def auto_dtype(device: str, *, cpu_bf16: bool | None = None, cuda_bf16: bool | None = None) -> str:
+def auto_dtype(
+    device: str, *, cpu_bf16: bool | None = None, cuda_bf16: bool | None = None
+) -> Literal["float32", "bfloat16", "float16"]:
     """The fastest precision whose error bounds hold on ``device``: bfloat16 on CPUs with native bf16 and on GPUs
     that support it, float16 on CUDA GPUs without bf16, float32 otherwise (emulated bf16, MPS, anything else).
 
@@ -141,7 +145,7 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return resolved
 
 
-def free_device_memory(device) -> int:
+def free_device_memory(device: str | torch.device) -> int:
     """Bytes free for new work on ``device``: on CUDA the device's free memory plus what torch holds cached but
     unused there; on the CPU (and any other device) the host's available RAM (``MemAvailable``, else free pages)."""
     parsed = torch.device(device)
@@ -217,11 +221,11 @@ _FP32_SWITCHES = (
 )
 
 
-def _switch(backend: str, op: str):
+def _switch(backend: str, op: str) -> object:
     return getattr(getattr(torch.backends, backend, None), op, None)
 
 
-def _legacy(read):
+def _legacy(read: Callable[[], T]) -> T | None:
     """A legacy flag's value, or ``None`` where torch refuses to read it (a mix of the legacy and new APIs)."""
     try:
         return read()

@@ -23,7 +23,7 @@ _CEILING: ContextVar[Callable[[], int] | None] = ContextVar("fastbertscore_heap_
 
 
 @lru_cache(maxsize=1)
-def _malloc_trim():
+def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from fastbertscore.pipeline.tokens import tokenize
 from fastbertscore.pipeline.weights import document_frequencies, idf_table, table_from_mapping
 from fastbertscore.signature import mapping_digest
-from fastbertscore.validate import check_idf_sents, check_texts
+from fastbertscore.validate import Texts, check_idf_sents, check_texts
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -38,13 +42,13 @@ class IdfWeights:
         return cls(table_from_mapping(weights, vocab_size), mapping_digest(weights))
 
     @classmethod
-    def counted(cls, tokenizer, sents: list[str], token_limit: int | None) -> IdfWeights:
+    def counted(cls, tokenizer: PreTrainedTokenizerBase, sents: Texts, token_limit: int | None) -> IdfWeights:
         """Counted over ``sents`` (the references), tokenized as scoring tokenizes them."""
         sents = check_idf_sents(sents)
         return cls.from_counts(count_documents(tokenizer, sents, token_limit), len(sents))
 
 
-def count_documents(tokenizer, sents: list[str], token_limit: int | None) -> torch.Tensor:
+def count_documents(tokenizer: PreTrainedTokenizerBase, sents: Texts, token_limit: int | None) -> torch.Tensor:
     """``(vocab,)`` int64: in how many of ``sents`` each token occurs (summable across processes)."""
     ids = tokenize(tokenizer, check_texts(sents, "sents"), token_limit).ids
     return document_frequencies(ids, len(tokenizer))

@@ -8,17 +8,36 @@ Both run the one path (prepare → embed → match → finish) with all-vs-all m
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
-from fastbertscore.pipeline.allpairs import embedded, score_matrix
-from fastbertscore.pipeline.prepare import Distinct
-from fastbertscore.validate import UTILITIES
+from fastbertscore.pipeline.allpairs import Embedded, embedded, score_matrix
+from fastbertscore.pipeline.embedder import Embedder
+from fastbertscore.pipeline.prepare import Distinct, Weights
+from fastbertscore.result import Scores
+from fastbertscore.validate import UTILITIES, Utility
 
 
-def _finish(scorer, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+class Scorer(Protocol):
+    """What the matrices use of a :class:`~fastbertscore.BERTScorer` (which calls them, so it is not imported here)."""
+
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def all_layers(self) -> bool: ...
+    @property
+    def rescale_with_baseline(self) -> bool: ...
+    def weights(self) -> Weights: ...
+    def rescale(self, raw: torch.Tensor) -> torch.Tensor: ...
+
+
+def _finish(scorer: Scorer, raw: torch.Tensor) -> Scores:
     """Rescale when the scorer does; drop the layer axis unless all layers were asked for."""
     if scorer.rescale_with_baseline:
         raw = scorer.rescale(raw)
@@ -27,7 +46,9 @@ def _finish(scorer, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torc
     return raw[..., 0], raw[..., 1], raw[..., 2]
 
 
-def pairwise_scores(scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None):
+def pairwise_scores(
+    scorer: Scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None
+) -> Scores:
     """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``a[i]`` as the
     candidate against ``b[j]`` as the reference. ``a`` and ``b`` are checked (``validate.check_matrix_texts``)."""
     texts = Distinct(a, b)
@@ -48,7 +69,7 @@ class MBRResult:
 
     index: list[int]
     utilities: list[torch.Tensor]
-    utility: str
+    utility: Utility
 
     def chosen(self, samples: Sequence[Sequence[str]]) -> list[str]:
         """The chosen sample of each group.
@@ -65,11 +86,11 @@ class MBRResult:
 
 
 def mbr_select(
-    scorer,
+    scorer: Scorer,
     groups: list[list[str]],
     pseudo: list[list[str]] | None,
     *,
-    utility: str = "f1",
+    utility: Utility = "f1",
     verbose: bool = False,
     batch_size: int | None = None,
 ) -> MBRResult:
@@ -111,6 +132,8 @@ def _pick(values: torch.Tensor, against_each_other: bool) -> tuple[int, torch.Te
     return int(mean.argmax()), mean
 
 
-def _embedded(scorer, texts: list[str], label, batch_size: int | None, verbose: bool):
+def _embedded(
+    scorer: Scorer, texts: list[str], label: Callable[[int], str], batch_size: int | None, verbose: bool
+) -> AbstractContextManager[Embedded]:
     budget = scorer.embedder.budget(batch_size or scorer.batch_size)
     return embedded(scorer.embedder, texts, label, scorer.weights(), budget, verbose=verbose)

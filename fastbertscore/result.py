@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -29,17 +30,30 @@ class ScoreResult:
     def scores(self) -> Scores:
         return self.rescaled if self.rescaled is not None else self.raw
 
-    precision = property(lambda self: self.scores[0])
-    recall = property(lambda self: self.scores[1])
-    f1 = property(lambda self: self.scores[2])
+    @property
+    def precision(self) -> torch.Tensor:
+        return self.scores[0]
+
+    @property
+    def recall(self) -> torch.Tensor:
+        return self.scores[1]
+
+    @property
+    def f1(self) -> torch.Tensor:
+        return self.scores[2]
 
     def returned(self, return_hash: bool = False) -> Scores | tuple[Scores, str]:
         """What bert-score's ``score`` returns: ``(P, R, F)``, or ``((P, R, F), hash)``."""
         return (self.scores, self.hash) if return_hash else self.scores
 
-    def to_dict(self) -> dict:
-        """Plain lists, as ``evaluate`` modules return them."""
-        out = {"precision": self.precision.tolist(), "recall": self.recall.tolist(), "f1": self.f1.tolist()}
+    def to_dict(self) -> dict[str, list[Any] | str]:
+        """Plain lists, as ``evaluate`` modules return them (of numbers, or of one list per layer with
+        ``all_layers``), and the hash under ``hashcode``."""
+        out: dict[str, list[Any] | str] = {
+            "precision": self.precision.tolist(),
+            "recall": self.recall.tolist(),
+            "f1": self.f1.tolist(),
+        }
         if self.rescaled is not None:
             out.update(zip(("raw_precision", "raw_recall", "raw_f1"), (x.tolist() for x in self.raw), strict=True))
         if self.best_reference is not None:

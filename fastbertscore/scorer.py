@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast, overload
 
 import torch
 
 from fastbertscore import assembly
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
+from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.weights import sentence_weights
-from fastbertscore.result import ScoreResult, best_of_groups, split_prf
+from fastbertscore.result import ScoreResult, Scores, best_of_groups, split_prf
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature
-from fastbertscore.validate import (
-    Pairs,
-    check_matrix_texts,
-    check_mbr,
-    check_pairs,
-    check_positive_int,
-)
+from fastbertscore.validate import Pairs, Refs, Texts, check_matrix_texts, check_mbr, check_pairs, check_positive_int
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _forward(get: Callable[[BERTScorer], T], doc: str | None = None) -> T:  # a property, typed as what it reads
+    return cast(T, property(get, doc=doc))
 
 
 class BERTScorer:
@@ -57,8 +58,8 @@ class BERTScorer:
         rescale_with_baseline: bool = False,
         baseline_path: str | None = None,
         use_fast_tokenizer: bool = False,
-        **options,
-    ):
+        **options: Any,
+    ) -> None:
         settings = Settings.from_options(
             "BERTScorer()",
             dict(
@@ -112,32 +113,32 @@ class BERTScorer:
             self._loaded_baseline()  # read now, so that a missing baseline fails before any scoring
 
     # -- read-only settings, as in bert_score --------------------------------------------------------
-    lang = property(lambda self: self.settings.lang)
-    idf = property(lambda self: self.settings.idf)
-    model_type = property(lambda self: self.settings.model_type_or_default)
-    num_layers = property(lambda self: self.embedder.encoder.num_layers)
-    batch_size = property(lambda self: self.settings.batch_size)
-    nthreads = property(lambda self: self.settings.nthreads)
-    all_layers = property(lambda self: self.settings.all_layers)
-    device = property(lambda self: self.settings.resolved_device)
-    dtype = property(
+    lang = _forward(lambda self: self.settings.lang)
+    idf = _forward(lambda self: self.settings.idf)
+    model_type = _forward(lambda self: self.settings.model_type_or_default)
+    num_layers = _forward(lambda self: self.embedder.encoder.num_layers)
+    batch_size = _forward(lambda self: self.settings.batch_size)
+    nthreads = _forward(lambda self: self.settings.nthreads)
+    all_layers = _forward(lambda self: self.settings.all_layers)
+    device = _forward(lambda self: self.settings.resolved_device)
+    dtype = _forward(
         lambda self: self.settings.resolved_dtype,
         doc='The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).',
     )
-    long_inputs = property(lambda self: self.settings.long_inputs)
-    rescale_with_baseline = property(lambda self: self.settings.rescale_with_baseline)
-    baseline_path = property(lambda self: self.settings.baseline_path)
-    use_custom_baseline = property(lambda self: self.settings.baseline_path is not None)
-    use_fast_tokenizer = property(lambda self: self.settings.use_fast_tokenizer)
-    tokenizer = property(lambda self: self.embedder.tokenizer)
-    max_length = property(
+    long_inputs = _forward(lambda self: self.settings.long_inputs)
+    rescale_with_baseline = _forward(lambda self: self.settings.rescale_with_baseline)
+    baseline_path = _forward(lambda self: self.settings.baseline_path)
+    use_custom_baseline = _forward(lambda self: self.settings.baseline_path is not None)
+    use_fast_tokenizer = _forward(lambda self: self.settings.use_fast_tokenizer)
+    tokenizer = _forward(lambda self: self.embedder.tokenizer)
+    max_length = _forward(
         lambda self: self.embedder.max_length, doc="Longest input in tokens, special tokens included."
     )
-    token_limit = property(
+    token_limit = _forward(
         lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if anywhere."
     )
-    cache = property(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
-    disk_cache = property(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
+    cache = _forward(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
+    disk_cache = _forward(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
 
     @property
     def baseline_vals(self) -> torch.Tensor:
@@ -161,7 +162,7 @@ class BERTScorer:
         :class:`~fastbertscore.Signature`)."""
         return self.signature.hash
 
-    def compute_idf(self, sents: list[str]) -> None:
+    def compute_idf(self, sents: Texts) -> None:
         """Count idf over ``sents`` (the references) and weigh tokens by it from now on: ``bert_score``'s method, kept
         for drop-in use on a scorer of your own. A scorer others share (``compute``, the Space) is never changed:
         build another with :meth:`with_idf` or ``idf_sents=``."""
@@ -169,12 +170,31 @@ class BERTScorer:
             logger.warning("Overwriting the previous importance weights.")
         self._idf = IdfWeights.counted(self.tokenizer, sents, self.token_limit)
 
-    def document_frequencies(self, sents: list[str]) -> torch.Tensor:
+    def document_frequencies(self, sents: Texts) -> torch.Tensor:
         """``(vocab,)`` int64: in how many of ``sents`` each token occurs (summable across processes; then
         ``with_idf(IdfWeights.from_counts(total, num_docs))``)."""
         return count_documents(self.tokenizer, sents, self.token_limit)
 
-    def score(self, cands, refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False):
+    @overload
+    def score(
+        self,
+        cands: Texts,
+        refs: Refs,
+        verbose: bool = ...,
+        batch_size: int | None = ...,
+        return_hash: Literal[False] = ...,
+    ) -> Scores: ...
+    @overload
+    def score(
+        self, cands: Texts, refs: Refs, verbose: bool = ..., batch_size: int | None = ..., *, return_hash: Literal[True]
+    ) -> tuple[Scores, str]: ...
+    @overload
+    def score(
+        self, cands: Texts, refs: Refs, verbose: bool = ..., batch_size: int | None = ..., return_hash: bool = ...
+    ) -> Scores | tuple[Scores, str]: ...
+    def score(
+        self, cands: Texts, refs: Refs, verbose: bool = False, batch_size: int | None = None, return_hash: bool = False
+    ) -> Scores | tuple[Scores, str]:
         """Score each candidate against its reference(s); the return value of ``bert_score.BERTScorer.score``.
 
         Args:
@@ -195,7 +215,9 @@ class BERTScorer:
         """
         return self.score_result(cands, refs, verbose=verbose, batch_size=batch_size).returned(return_hash)
 
-    def score_result(self, cands, refs, *, verbose: bool = False, batch_size: int | None = None) -> ScoreResult:
+    def score_result(
+        self, cands: Texts, refs: Refs, *, verbose: bool = False, batch_size: int | None = None
+    ) -> ScoreResult:
         """Like :meth:`score`, as a :class:`~fastbertscore.ScoreResult`: raw and rescaled P/R/F, and for
         several references per candidate the index of the one that counted for each of P, R and F."""
         pairs = check_pairs(cands, refs)
@@ -218,7 +240,9 @@ class BERTScorer:
         """``(..., 3)`` raw P, R, F (``(L + 1, ..., 3)`` with all layers) rescaled with this scorer's baseline."""
         return rescale(raw, self.baseline_vals)
 
-    def pairwise(self, texts_a, texts_b=None, *, verbose: bool = False, batch_size: int | None = None):
+    def pairwise(
+        self, texts_a: Texts, texts_b: Texts | None = None, *, verbose: bool = False, batch_size: int | None = None
+    ) -> Scores:
         """All-vs-all BERTScore: ``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers), where ``[i, j]``
         scores ``texts_a[i]`` as the candidate against ``texts_b[j]`` as the reference (``texts_b=None``: against
         ``texts_a`` itself). Equal to :meth:`score` on every pair; each distinct text is embedded once.
@@ -230,17 +254,19 @@ class BERTScorer:
             >>> tuple(F.shape), bool(F[0, 2] > F[0, 1])
             ((3, 3), True)
         """
-        from fastbertscore.matrix import pairwise_scores
-
         a, b = check_matrix_texts(texts_a, texts_b)
         return pairwise_scores(self, a, b, verbose=verbose, batch_size=batch_size)
 
     def mbr(
-        self, samples, references=None, *, utility: str = "f1", verbose: bool = False, batch_size: int | None = None
-    ):
+        self,
+        samples: Sequence[Texts],
+        references: Sequence[Texts] | None = None,
+        *,
+        utility: Utility = "f1",
+        verbose: bool = False,
+        batch_size: int | None = None,
+    ) -> MBRResult:
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
-        from fastbertscore.matrix import mbr_select
-
         groups, pseudo = check_mbr(samples, references, utility)
         return mbr_select(self, groups, pseudo, utility=utility, verbose=verbose, batch_size=batch_size)
 

@@ -10,25 +10,26 @@ import argparse
 import copy
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
 from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
+    LongInputs,
     check_idf_sents,
     check_options,
     check_positive_int,
 )
 
-LongInputs = Literal["truncate", "window", "error"]
 DType = Literal["float32", "bfloat16", "float16", "auto"]
+T = TypeVar("T")
 
 
-def _option(default, *flags: str, help: str, **argparse_kwargs) -> Any:
+def _option(default: T, *flags: str, help: str, **argparse_kwargs: object) -> T:
     """A settings field and how the CLIs spell it (no flags: not on the command line)."""
     return field(default=default, metadata={"flags": flags, "help": help, "argparse": argparse_kwargs})
 
@@ -111,7 +112,7 @@ class Settings:
         help="for a model without a published layer, use the one recorded by `bertscore tune-layer --record`",
     )
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"):
             value = getattr(self, name)
             if not isinstance(value, bool):  # 1 or "no" crashed inside the encoder or transformers
@@ -162,7 +163,7 @@ class Settings:
             raise ValueError("give model_type= or lang=: neither is set, so there is no model to load")
         return model_for_lang(self.lang)
 
-    def idf_over(self, references) -> Settings:
+    def idf_over(self, references: Iterable[str | Sequence[str]]) -> Settings:
         """With ``idf=True`` and no ``idf_sents``: these settings with idf counted over ``references`` (strings,
         or lists of strings, flattened), as ``score`` counts it over the references; otherwise unchanged. Only the
         new sentences are checked: every other field was checked when these settings were made."""
@@ -173,10 +174,10 @@ class Settings:
         object.__setattr__(counted, "idf_sents", tuple(sents))
         return counted
 
-    def replace(self, **changes) -> Settings:
+    def replace(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
-    def numbers_key(self, ignore: tuple[str, ...] = ()) -> tuple:
+    def numbers_key(self, ignore: tuple[str, ...] = ()) -> tuple[tuple[str, object], ...]:
         """What a scorer built from these settings depends on (less ``ignore``); equal keys, equal scorers."""
         out = []
         for f in fields(self):
@@ -230,7 +231,7 @@ def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()
         parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
 
 
-def from_arguments(args: argparse.Namespace, **overrides) -> Settings:
+def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:
     """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
     given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
     return Settings(**{**given, **overrides})

@@ -11,8 +11,14 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES
+
+#: Texts as the caller gives them: a list (any sequence) of strings.
+Texts = Sequence[str]
+#: References (``refs``) as a scorer takes them: one string per candidate, or one list of strings per candidate.
+Refs = Texts | Sequence[Texts]
 
 
 @dataclass(frozen=True)
@@ -36,22 +42,22 @@ class Pairs:
         return f"{side}[{owner}]"
 
 
-def _as_list(value, name: str) -> list:
+def _as_list(value: object, name: str) -> list[object]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
     return list(value)
 
 
-def check_texts(texts, name: str) -> list[str]:
+def check_texts(texts: object, name: str) -> list[str]:
     """Return ``texts`` as a list of str, or raise naming the first bad item."""
     items = _as_list(texts, name)
     for i, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(f"{name}[{i}] is {_describe(item)}; expected a string")
-    return items
+    return cast("list[str]", items)  # every item was checked just above
 
 
-def check_pairs(cands, refs, names: tuple[str, str] = ("cands", "refs")) -> Pairs:
+def check_pairs(cands: object, refs: object, names: tuple[str, str] = ("cands", "refs")) -> Pairs:
     """Validate candidates and (possibly multiple) references and flatten them into pairs.
 
     ``refs`` is either a list of strings (one reference per candidate) or a list of lists of strings
@@ -84,22 +90,22 @@ def check_pairs(cands, refs, names: tuple[str, str] = ("cands", "refs")) -> Pair
             raise TypeError(
                 f"{r_name}[{i}] is a string but {r_name}[0] is a list; give every candidate a list of references"
             )
-        group = check_texts(group, f"{r_name}[{i}]")
-        if not group:
+        texts = check_texts(group, f"{r_name}[{i}]")
+        if not texts:
             raise ValueError(f"{r_name}[{i}] is an empty list; every candidate needs at least one reference")
-        groups.append((len(flat_refs), len(flat_refs) + len(group)))
-        flat_cands.extend([cand] * len(group))
-        flat_refs.extend(group)
+        groups.append((len(flat_refs), len(flat_refs) + len(texts)))
+        flat_cands.extend([cand] * len(texts))
+        flat_refs.extend(texts)
     return Pairs(flat_cands, flat_refs, groups, True)
 
 
-def check_positive_int(value, name: str) -> int:
+def check_positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
 
 
-def check_num_layers(num_layers, depth: int, model: str) -> int:
+def check_num_layers(num_layers: object, depth: int, model: str) -> int:
     if isinstance(num_layers, bool) or not isinstance(num_layers, int):
         raise TypeError(f"num_layers must be a whole number (0..{depth} for {model}), got {_describe(num_layers)}")
     if not 0 <= num_layers <= depth:
@@ -110,20 +116,22 @@ def check_num_layers(num_layers, depth: int, model: str) -> int:
 
 
 LONG_INPUTS = ("truncate", "window", "error")
+#: What happens to a text longer than the model's window: one of :data:`LONG_INPUTS`.
+LongInputs = Literal["truncate", "window", "error"]
 
 
 def check_options(
     *,
-    model_type,
-    lang,
-    rescale_with_baseline,
-    baseline_path,
-    dtype,
-    long_inputs,
-    window_stride,
-    cache_mb,
-    device,
-    cache_dir=None,
+    model_type: object,
+    lang: object,
+    rescale_with_baseline: object,
+    baseline_path: object,
+    dtype: object,
+    long_inputs: object,
+    window_stride: object,
+    cache_mb: object,
+    device: object,
+    cache_dir: object = None,
 ) -> None:
     """The scorer's settings, checked together before any model is loaded."""
     if model_type is None and lang is None:
@@ -158,7 +166,7 @@ def check_options(
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 
 
-def check_hub_model_id(model) -> str:
+def check_hub_model_id(model: object) -> str:
     """A Hub model id (``name`` or ``org/name``), never a path: for services that must not open local folders."""
     if not isinstance(model, str) or not _HUB_ID.match(model) or ".." in model or os.path.exists(model):
         raise ValueError(
@@ -168,18 +176,18 @@ def check_hub_model_id(model) -> str:
     return model
 
 
-def _describe(item) -> str:
+def _describe(item: object) -> str:
     return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
 
 
-def check_idf_sents(sents) -> list[str]:
+def check_idf_sents(sents: object) -> list[str]:
     texts = check_texts(sents, "idf_sents")
     if not texts:
         raise ValueError("idf_sents is empty: give the reference sentences to count document frequencies over")
     return texts
 
 
-def check_groups(groups, name: str) -> list[list[str]]:
+def check_groups(groups: object, name: str) -> list[list[str]]:
     """A list of non-empty lists of strings (one group per input), checked; errors name the group."""
     if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
         raise TypeError(f"{name} must be a list of lists of strings (one list per input), got {type(groups).__name__}")
@@ -195,7 +203,7 @@ def check_groups(groups, name: str) -> list[list[str]]:
     return out
 
 
-def check_matrix_texts(texts_a, texts_b) -> tuple[list[str], list[str]]:
+def check_matrix_texts(texts_a: object, texts_b: object) -> tuple[list[str], list[str]]:
     """``pairwise``'s two lists, checked (``texts_b=None``: ``texts_a`` against itself); neither may be empty."""
     a = check_texts(texts_a, "texts_a")
     b = a if texts_b is None else check_texts(texts_b, "texts_b")
@@ -205,9 +213,11 @@ def check_matrix_texts(texts_a, texts_b) -> tuple[list[str], list[str]]:
 
 
 UTILITIES = ("precision", "recall", "f1")
+#: What MBR averages over a group: one of :data:`UTILITIES`.
+Utility = Literal["precision", "recall", "f1"]
 
 
-def check_mbr(samples, references, utility: str) -> tuple[list[list[str]], list[list[str]] | None]:
+def check_mbr(samples: object, references: object, utility: str) -> tuple[list[list[str]], list[list[str]] | None]:
     """``mbr``'s sample groups and optional pseudo-reference groups (one per sample group), checked."""
     if utility not in UTILITIES:
         raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
@@ -220,7 +230,11 @@ def check_mbr(samples, references, utility: str) -> tuple[list[list[str]], list[
 
 __all__ = [
     "UTILITIES",
+    "LongInputs",
     "Pairs",
+    "Refs",
+    "Texts",
+    "Utility",
     "check_groups",
     "check_hub_model_id",
     "check_idf_sents",

@@ -31,7 +31,7 @@ def load(root: Path) -> dict:
     return data
 
 
-def record(root: Path, relpath: str, **fields) -> dict:
+def record(root: Path, relpath: str, **fields: object) -> dict:
     """Add or replace the entry of ``relpath`` (its sha256 is computed here) and save atomically, under a lock:
     two builds into one folder keep both entries. A manifest that cannot be read is refused, never overwritten.
     """

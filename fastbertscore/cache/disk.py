@@ -24,6 +24,7 @@ import os
 import struct
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn, Protocol
 
 import torch
 
@@ -51,7 +52,7 @@ def weights_digest(module: torch.nn.Module) -> str:
     return digest.hexdigest()
 
 
-def encoder_fingerprint(weights: str, settings: dict) -> str:
+def encoder_fingerprint(weights: str, settings: dict[str, object]) -> str:
     """The cache folder's name: the weights' digest and every setting that changes an embedding."""
     return hashlib.blake2b(f"{weights}|{json.dumps(settings, sort_keys=True)}".encode(), digest_size=16).hexdigest()
 
@@ -67,7 +68,9 @@ class DiskCache:
     ``token_shape`` is the shape of one token's embedding: ``(width,)``, or ``(layers, width)`` with all layers.
     """
 
-    def __init__(self, root: str | os.PathLike, fingerprint: str, settings: dict, *, token_shape: Sequence[int]):
+    def __init__(
+        self, root: str | os.PathLike[str], fingerprint: str, settings: dict[str, object], *, token_shape: Sequence[int]
+    ) -> None:
         self.folder = Path(root) / fingerprint
         self.token_shape = tuple(int(n) for n in token_shape)
         self.hits = 0
@@ -154,7 +157,7 @@ class DiskCache:
         going_on = "going on without it" if reads else "going on without writing to it"
         self._warn_once("cannot %s the embedding cache %s (%s); %s", action, self.folder, error, going_on)
 
-    def _warn_once(self, message: str, *args) -> None:
+    def _warn_once(self, message: str, *args: object) -> None:
         if not self._warned:
             self._warned = True
             logger.warning(message, *args)
@@ -206,7 +209,7 @@ def decode(
     return embedding, None
 
 
-def _header(raw: bytes, size: int) -> tuple[dict | None, str | None]:
+def _header(raw: bytes, size: int) -> tuple[dict[str, object] | None, str | None]:
     """The header's JSON object, or why not: short, at most one object and one list deep (ours is exactly that;
     deeper nesting could exhaust the parser's recursion), no ``NaN``/``Infinity`` constants."""
     if len(raw) < size:
@@ -222,7 +225,7 @@ def _header(raw: bytes, size: int) -> tuple[dict | None, str | None]:
     return header, None
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} in a header")
 
 
@@ -231,10 +234,18 @@ def _largest_file(tokens: int, token_shape: tuple[int, ...]) -> int:
     return len(_MAGIC) + _HEADER_SIZE.size + MAX_HEADER_BYTES + 4 * tokens * math.prod(token_shape)
 
 
+class EmbeddingStore(Protocol):
+    """An embedding cache as the embedder uses it: in memory, on disk, or both (:class:`LayeredCache`)."""
+
+    def get(self, ids: list[int]) -> torch.Tensor | None: ...
+
+    def put(self, ids: list[int], embedding: torch.Tensor) -> None: ...
+
+
 class LayeredCache:
     """Memory first, then disk: a hit in a lower layer is copied up; new entries go to every layer."""
 
-    def __init__(self, *layers):
+    def __init__(self, *layers: EmbeddingStore | None) -> None:
         self.layers = [layer for layer in layers if layer is not None]
 
     def get(self, ids: list[int]) -> torch.Tensor | None:

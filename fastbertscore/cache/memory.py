@@ -19,7 +19,7 @@ PROTECTED_SHARE = 0.8
 
 
 class EmbeddingCache:
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
         self.hits = 0

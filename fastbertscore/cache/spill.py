@@ -31,7 +31,9 @@ class KeptEmbeddings:
     Tensors come back on ``device``, in the dtype and shape they were put in, bit for bit.
     """
 
-    def __init__(self, memory_bytes: int, device: torch.device | str, folder: str | os.PathLike | None = None):
+    def __init__(
+        self, memory_bytes: int, device: torch.device | str, folder: str | os.PathLike[str] | None = None
+    ) -> None:
         self.memory_bytes = memory_bytes
         self.device = torch.device(device)
         self.parent = folder  # where the temporary folder is made (None: the system's temporary directory)
@@ -94,7 +96,7 @@ class KeptEmbeddings:
     def __enter__(self) -> KeptEmbeddings:  # noqa: PYI034 - Self needs Python 3.11
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _spill(self, u: int, embedding: torch.Tensor) -> bool:

@@ -23,7 +23,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _parse_args(argv):
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bertscore-baseline", description="Import the published baselines, build new ones, push them to the Hub."
     )

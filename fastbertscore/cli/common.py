@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
@@ -59,12 +60,18 @@ class TypedFlag(argparse.Action):
     """Stores the value and, as ``<dest>_flag``, the spelling the user typed (``-f`` or ``--out``), so an error
     names the flag as the user wrote it."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, values)
         setattr(namespace, f"{self.dest}_flag", option_string)
 
 
-def flag_of(args, dest: str, default: str) -> str:
+def flag_of(args: argparse.Namespace, dest: str, default: str) -> str:
     """The spelling of ``dest``'s flag the user typed (``default`` when the value was not typed)."""
     return getattr(args, f"{dest}_flag", None) or default
 
@@ -86,11 +93,11 @@ def file_lines(path: Path, flag: str) -> list[str]:
     return read_lines(_existing(path, flag))
 
 
-def json_lines(path: Path, flag: str) -> list:
+def json_lines(path: Path, flag: str) -> list[object]:
     return read_json_lines(_existing(path, flag))
 
 
-def settings_from(args, prog: str) -> Settings:
+def settings_from(args: argparse.Namespace, prog: str) -> Settings:
     """The run's settings; without --model or --lang, the embedded default model (said on stderr)."""
     if args.model_type is None and args.lang is None:
         print(f"{prog}: no --model or --lang given: using the embedded default model {DEFAULT_MODEL}", file=sys.stderr)
@@ -99,7 +106,7 @@ def settings_from(args, prog: str) -> Settings:
 
 
 @lru_cache(maxsize=1)
-def _keywords() -> tuple[dict[str, str], re.Pattern]:
+def _keywords() -> tuple[dict[str, str], re.Pattern[str]]:
     """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it."""
     flags = {
         f.name: next(x for x in f.metadata["flags"] if x.startswith("--"))
@@ -116,7 +123,7 @@ def in_flags(message: str) -> str:
     Python to Python callers; every CLI error and log line passes through here, the one place that translates."""
     flags, pattern = _keywords()
 
-    def flag(match: re.Match) -> str:
+    def flag(match: re.Match[str]) -> str:
         name, value = flags[match[1]], match[2]
         if value is None or value == "True":
             return name
@@ -135,7 +142,7 @@ class _FlagsFormatter(logging.Formatter):
         return in_flags(super().format(record))
 
 
-def guarded(prog: str, run, args) -> int:
+def guarded(prog: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``run(args)`` with log lines and errors in the CLI's words, each error in one line (exit 2, or 1 when
     unexpected)."""
     handler = logging.StreamHandler()

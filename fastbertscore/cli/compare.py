@@ -10,7 +10,7 @@ from pathlib import Path
 from fastbertscore.cli.common import InputError, add_common, file_lines, guarded, settings_from
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bertscore compare",
         description="Compare systems on the same references: BERTScore with 95% CIs and paired significance tests.",
@@ -50,7 +50,7 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
-def _read(args) -> tuple[dict[str, list[str]], list]:
+def _read(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[str] | list[list[str]]]:
     """Systems by file name and the references, every problem named before any model work."""
     ref_files = [file_lines(path, "-r") for path in args.refs]
     for path, lines in zip(args.refs[1:], ref_files[1:], strict=True):
@@ -77,7 +77,7 @@ def _read(args) -> tuple[dict[str, list[str]], list]:
     return systems, references
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
     from fastbertscore.significance import compare
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastbertscore.cli.common import guarded
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.settings import add_arguments, from_arguments
+
+if TYPE_CHECKING:
+    from fastbertscore.metaeval import Judgments
+    from fastbertscore.scorer import BERTScorer
 
 HELP = {
     "correlate": "correlations per layer, per group and pooled, beside chrF and SentBLEU",
@@ -17,7 +22,7 @@ HELP = {
 }
 
 
-def _parse(command: str, argv):
+def _parse(command: str, argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=f"bertscore {command}", description=HELP[command])
     p.add_argument("--data", type=Path, required=True, help="CSV or TSV with candidate, reference and human columns")
     p.add_argument("-m", "--model", default=DEFAULT_MODEL)
@@ -49,7 +54,7 @@ def _parse(command: str, argv):
     return args
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore import metaeval
     from fastbertscore.models import layer_registry as registry
     from fastbertscore.scorer import BERTScorer
@@ -99,7 +104,7 @@ def _run(args) -> int:
     return 0
 
 
-def _system_level(args, scorer, data) -> int:
+def _system_level(args: argparse.Namespace, scorer: BERTScorer, data: Judgments) -> int:
     from fastbertscore import metaeval
     from fastbertscore.models.defaults import default_layer
 
@@ -119,7 +124,7 @@ def _system_level(args, scorer, data) -> int:
     return 0
 
 
-def _outputs(args) -> dict[str, Path]:
+def _outputs(args: argparse.Namespace) -> dict[str, Path]:
     """Every file this run will write, by how the user named it: checked against the input (and each other)
     before any model work."""
     from fastbertscore.models.layer_registry import registry_path

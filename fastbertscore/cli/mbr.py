@@ -12,7 +12,7 @@ from fastbertscore.cli.common import add_common, guarded, json_lines, settings_f
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bertscore mbr", description="Minimum-Bayes-risk selection with BERTScore.")
     parser.add_argument("samples", type=Path, help="JSON lines: one list of sample texts per input")
     parser.add_argument("-o", "--out", required=True, type=Path, help="JSON lines: index, chosen text, utilities")
@@ -22,7 +22,7 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
     from fastbertscore.validate import check_groups
 

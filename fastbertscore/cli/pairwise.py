@@ -20,7 +20,7 @@ from fastbertscore.cli.common import (
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
     parser.add_argument(
         "-a", required=True, type=Path, metavar="CANDS", help="candidate texts, one per line (the matrix's rows)"
@@ -54,7 +54,7 @@ def _refuse_a_file_for_b(argv: list[str]) -> None:
             raise SystemExit(2)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):

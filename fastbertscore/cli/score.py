@@ -21,7 +21,7 @@ from fastbertscore.cli.common import (
 COMMANDS_HELP = """other commands: bertscore pairwise | mbr | compare | correlate | tune-layer | env | show | baseline (each has --help)"""
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bertscore", description="Calculate BERTScore.", epilog=COMMANDS_HELP)
     parser.add_argument("-c", "--cand", required=True, help="candidate file (one per line), '-' for stdin, or a string")
     parser.add_argument(
@@ -33,7 +33,7 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
-def _read_inputs(args) -> tuple[list[str], list]:
+def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[list[str]]]:
     uses_stdin = [args.cand, *args.ref].count("-")
     if uses_stdin > 1:
         raise InputError(
@@ -58,7 +58,7 @@ def _read_inputs(args) -> tuple[list[str], list]:
     return cands, refs
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
 
     cands, refs = _read_inputs(args)

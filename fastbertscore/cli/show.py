@@ -11,7 +11,7 @@ from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of,
 from fastbertscore.files import write_figure
 
 
-def _parse(argv):
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bertscore-show", description="Draw the token similarity heatmap of one pair."
     )
@@ -36,7 +36,7 @@ def _parse(argv):
     return parser.parse_args(argv)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from fastbertscore.explanations.explanation import explain
     from fastbertscore.explanations.plot import similarity_figure
     from fastbertscore.scorer import BERTScorer

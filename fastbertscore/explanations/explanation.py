@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -46,7 +46,7 @@ class Explanation:
 
     candidate: str
     reference: str
-    level: str
+    level: Level
     threshold: float
     precision: float
     recall: float
@@ -58,8 +58,8 @@ class Explanation:
     similarity: torch.Tensor | None = None  # token level: (candidate tokens, reference tokens), no special tokens
     word_ids: tuple[list[int], list[int]] | None = None  # token level: word index of each candidate/reference unit
 
-    def to_dict(self) -> dict:
-        out = {
+    def to_dict(self) -> dict[str, str | float | list[dict[str, object]]]:
+        out: dict[str, str | float | list[dict[str, object]]] = {
             k: getattr(self, k) for k in ("candidate", "reference", "level", "threshold", "precision", "recall", "f1")
         }
         for name in ("candidate_units", "reference_units", "missing_spans", "extra_spans"):
@@ -75,7 +75,7 @@ def explain(
     presence_threshold: float | None = None,
     scorer: BERTScorer | None = None,
     rescaled: bool | None = None,
-    **options,
+    **options: Any,
 ) -> Explanation:
     """Explain the BERTScore of one pair at ``level`` (see :data:`THRESHOLDS` for the defaults).
 
@@ -178,7 +178,9 @@ def _token_units(
     return cand_units, ref_units, full[c_keep][:, r_keep], word_ids
 
 
-def _side_units(text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int], scorer: _View, level: str):
+def _side_units(
+    text: str, side: Pieces, sim: torch.Tensor, other_keep: list[int], scorer: _View, level: str
+) -> list[Unit]:
     """One unit per non-special token; its best match over all tokens of the other side (as scoring does)."""
     weights = scorer.token_weights(side.ids) if side.ids else torch.zeros(0)
     best = sim.max(dim=1)

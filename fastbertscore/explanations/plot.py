@@ -11,11 +11,15 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from fastbertscore.explanations.explanation import Explanation
+from fastbertscore.explanations.explanation import Explanation, Unit
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 TOKEN_AXES = 60  # tokens on a side before the axes switch to words
 MAX_SIDE = 300  # cells on one side at most
@@ -31,13 +35,13 @@ class _Axis:
     unit: str  # what a cell is: "tokens", "words" or "runs of K words"
 
 
-def _token_axis(units, word_ids: list[int]) -> _Axis:
+def _token_axis(units: list[Unit], word_ids: list[int]) -> _Axis:
     """Token texts; a piece that continues the previous token's word is marked "##"."""
     labels = [("##" if k > 0 and word_ids[k] == word_ids[k - 1] else "") + (u.text or "∅") for k, u in enumerate(units)]
     return _Axis(labels, list(range(len(units))), "tokens")
 
 
-def _span(text: str, units, first: int, last: int) -> str:
+def _span(text: str, units: list[Unit], first: int, last: int) -> str:
     return text[units[first].start : units[last].end] or "∅"
 
 
@@ -45,7 +49,7 @@ def _shorten(label: str, most: int) -> str:
     return label if len(label) <= most else label[: most - 1].rstrip() + "…"
 
 
-def _word_axis(text: str, units, word_ids: list[int], per_cell: int) -> _Axis:
+def _word_axis(text: str, units: list[Unit], word_ids: list[int], per_cell: int) -> _Axis:
     """One cell per word (``per_cell=1``) or per run of ``per_cell`` consecutive words."""
     words = [k for k in range(len(units)) if k == 0 or word_ids[k] != word_ids[k - 1]]
     starts = words[::per_cell]
@@ -160,7 +164,7 @@ def _layout(
     )
 
 
-def _label_cells(ax, rows: list[str], cols: list[str], font: float, tall: bool) -> None:
+def _label_cells(ax: Axes, rows: list[str], cols: list[str], font: float, tall: bool) -> None:
     """Each row's and column's label beside its cell, as plain text (``gid`` "candidate-label" / "reference-label").
 
     They read as tick labels, but matplotlib's ticks are five artists each, built by deep copies and measured
@@ -170,7 +174,9 @@ def _label_cells(ax, rows: list[str], cols: list[str], font: float, tall: bool) 
 
     ax.set_xticks([])
     ax.set_yticks([])
-    inches = ax.get_figure().dpi_scale_trans
+    figure = ax.get_figure()
+    assert figure is not None  # the axes were added to a figure
+    inches = figure.dpi_scale_trans
     left = ax.get_yaxis_transform() + ScaledTranslation(-_TICK, 0, inches)
     for i, label in enumerate(rows):
         ax.text(0, i, label, transform=left, ha="right", va="center_baseline", fontsize=font, gid="candidate-label")
@@ -190,7 +196,7 @@ def _label_cells(ax, rows: list[str], cols: list[str], font: float, tall: bool) 
         )
 
 
-def similarity_figure(explanation: Explanation, *, annotate: bool | None = None, kind: str | None = None):
+def similarity_figure(explanation: Explanation, *, annotate: bool | None = None, kind: str | None = None) -> Figure:
     """A matplotlib ``Figure`` of the similarity matrix of a token-level :class:`Explanation`.
 
     Tokens on the axes for short texts, words or runs of words for long ones (see the module's notes); the

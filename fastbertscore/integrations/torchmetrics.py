@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torchmetrics import Metric
@@ -21,6 +21,9 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from fastbertscore.compute import cached_scorer
 from fastbertscore.settings import Settings
+
+#: What :func:`_split` cuts: the joined bytes of texts, or a list of texts.
+Pieces = TypeVar("Pieces", bytes, list[str])
 
 #: torchmetrics arguments that have no meaning here, and what to use instead.
 _NO_MEANING = {
@@ -165,13 +168,13 @@ class BERTScore(Metric):
         return out
 
 
-def _split(items, sizes: list[int]) -> list:
+def _split(items: Pieces, sizes: list[int]) -> list[Pieces]:
     """``items`` cut into consecutive pieces of ``sizes``."""
     ends = list(itertools.accumulate(sizes))
     return [items[end - size : end] for size, end in zip(sizes, ends, strict=True)]
 
 
-def _cat(state, dtype: torch.dtype) -> torch.Tensor:
+def _cat(state: list[torch.Tensor] | torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A state as one tensor: a list (before a sync) or an already joined tensor (after one)."""
     if isinstance(state, list) and not state:
         return torch.zeros(0, dtype=dtype)

@@ -15,11 +15,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fastbertscore.metaeval.judgments import POOLED, Judgments
+from fastbertscore.scorer import BERTScorer
 
 logger = logging.getLogger(__name__)
 
 
-def bertscore_all_layers(scorer, data: Judgments, verbose: bool = True) -> np.ndarray:
+def bertscore_all_layers(scorer: BERTScorer, data: Judgments, verbose: bool = True) -> np.ndarray:
     """``(L + 1, N, 3)`` P, R, F of every layer from one forward pass per batch (``scorer.all_layers``)."""
     if not scorer.all_layers:
         raise ValueError("the scorer must be built with all_layers=True")
@@ -128,7 +129,13 @@ class Report:
 
 
 def meta_evaluate(
-    scorer, data: Judgments, *, bootstrap: int = 1000, seed: int = 0, surface: bool = True, verbose: bool = True
+    scorer: BERTScorer,
+    data: Judgments,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    surface: bool = True,
+    verbose: bool = True,
 ) -> Report:
     """Correlations of P, R, F at every layer (and of chrF, SentBLEU) with the human scores."""
     scores = bertscore_all_layers(scorer, data, verbose=verbose)

@@ -4,6 +4,8 @@ segment columns."""
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,21 +27,22 @@ class Judgments:
 
 
 def read_judgments(
-    path,
+    path: str | os.PathLike[str],
     *,
-    cand="candidate",
-    ref="reference",
-    human="human",
-    group=("year", "lp"),
-    system="system",
-    segment="seg_id",
+    cand: str = "candidate",
+    ref: str = "reference",
+    human: str = "human",
+    group: Sequence[str] = ("year", "lp"),
+    system: str = "system",
+    segment: str = "seg_id",
     limit: int | None = None,
 ) -> Judgments:
     """Read a CSV, TSV or JSON Lines file (by extension) of ratings. Group, system and segment columns are optional.
 
     Raises:
-        ValueError: a required column is missing (the message lists the file's columns) or a human score is
-            not a number (the message names the row).
+        ValueError: a required column is missing (the message lists the file's columns), a human score is
+            not a number, a candidate or reference is not text, or a group, system or segment is neither text nor
+            a number (the message names the row).
     """
     path = Path(path)
     rows = read_rows(path)[:limit]
@@ -50,19 +53,45 @@ def read_judgments(
     group = [g for g in group if g in columns]
     scores = []
     for i, row in enumerate(rows, start=2):
-        try:
-            value = float(row[human])
-        except (TypeError, ValueError):
-            raise ValueError(f"{path.name} line {i}: human score {row[human]!r} is not a number") from None
+        value = _number(row[human], f"{path.name} line {i}")
         if not math.isfinite(value):
             raise ValueError(f"{path.name} line {i}: human score {row[human]!r} is not finite")
         scores.append(value)
-    key = lambda row, names: " ".join(row[n] for n in names) if names else "all"
+    # Each cell as the line it came from (the header is line 1), checked: texts are text; group, system and segment
+    # are labels, which JSON Lines may write as numbers (a year, a segment id).
+    lines = [(f"{path.name} line {i}", row) for i, row in enumerate(rows, start=2)]
     return Judgments(
-        [r[cand] for r in rows],
-        [r[ref] for r in rows],
+        [_text(r, cand, line) for line, r in lines],
+        [_text(r, ref, line) for line, r in lines],
         np.array(scores),
-        [key(r, group) for r in rows],
-        [r.get(system, "") if system in columns else "" for r in rows],
-        [r.get(segment, str(i)) if segment in columns else str(i) for i, r in enumerate(rows)],
+        [" ".join(_label(r.get(g), g, line) for g in group) if group else "all" for line, r in lines],
+        [_label(r.get(system, ""), system, line) if system in columns else "" for line, r in lines],
+        [
+            _label(r.get(segment, str(i)), segment, line) if segment in columns else str(i)
+            for i, (line, r) in enumerate(lines)
+        ],
     )
+
+
+def _number(value: object, line: str) -> float:
+    """A human score as a float; anything else is a ``ValueError`` naming ``line``."""
+    if isinstance(value, (str, int, float)):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError(f"{line}: human score {value!r} is not a number")
+
+
+def _text(row: Mapping[str, object], column: str, line: str) -> str:
+    value = row[column]
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"{line}: {column!r} is {value!r:.40}, not text")
+
+
+def _label(value: object, column: str, line: str) -> str:
+    """A group, system or segment cell as a label: text, or a number as JSON Lines writes one."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"{line}: {column!r} is {value!r:.40}, not a label (text or a number)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def table_rows(report: Report) -> list[dict]:
     return rows
 
 
-def write_csv(report: Report, path) -> None:
+def write_csv(report: Report, path: str | Path) -> None:
     """Every row of :func:`table_rows`, written atomically."""
     rows = table_rows(report)
     text = io.StringIO(newline="")
@@ -74,7 +75,7 @@ def markdown(report: Report, kind: str = "F") -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(report: Report, path) -> None:
+def plot(report: Report, path: str | Path) -> None:
     """Mean segment-level τ over groups against layer, for P, R and F, with chrF and SentBLEU as lines."""
     import matplotlib
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -65,7 +65,7 @@ class _LazyTable(Mapping[str, int]):
     def __getitem__(self, key: str) -> int:
         return _model_layers()[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(_model_layers())
 
     def __len__(self) -> int:

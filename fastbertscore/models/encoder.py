@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
 
@@ -18,7 +18,7 @@ from fastbertscore.models.loading import load_pretrained, load_weights, resolve_
 from fastbertscore.validate import check_num_layers
 
 if TYPE_CHECKING:
-    from transformers import PretrainedConfig
+    from transformers import PretrainedConfig, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +98,11 @@ class Encoder:
         return 1024
 
 
-def _layer_stack(model) -> tuple[object, str]:
+def _layer_stack(model: torch.nn.Module) -> tuple[object, str]:
     """Return (owner, attribute) of the module list holding the model's layers."""
     for path in ("encoder.layer", "encoder.block", "transformer.layer", "layer", "layers", "block"):
         owner, _, attr = path.rpartition(".")
-        holder = model
+        holder: object = model
         for part in filter(None, owner.split(".")):
             holder = getattr(holder, part, None)
         if holder is not None and isinstance(getattr(holder, attr, None), torch.nn.ModuleList):
@@ -110,9 +110,15 @@ def _layer_stack(model) -> tuple[object, str]:
     raise ValueError(f"cannot find the layers of {type(model).__name__}: architecture not supported")
 
 
-def model_depth(model) -> int:
+class _CountedLayers(Protocol):
+    """XLM: its depth is a plain int attribute (torch types a module's attributes only as ``Tensor | Module``)."""
+
+    n_layers: int
+
+
+def model_depth(model: torch.nn.Module) -> int:
     if hasattr(model, "n_layers"):  # XLM loops over n_layers
-        return model.n_layers
+        return cast("_CountedLayers", model).n_layers
     encoder = getattr(model, "encoder", None)
     if encoder is not None and hasattr(encoder, "albert_layer_groups"):  # ALBERT shares weights across layers
         return encoder.config.num_hidden_layers
@@ -120,10 +126,10 @@ def model_depth(model) -> int:
     return len(getattr(holder, attr))
 
 
-def _cut(model, num_layers: int) -> None:
+def _cut(model: torch.nn.Module, num_layers: int) -> None:
     """Keep only the first ``num_layers`` layers (the same cut ``bert-score`` makes)."""
     if hasattr(model, "n_layers"):
-        model.n_layers = num_layers
+        cast("_CountedLayers", model).n_layers = num_layers
         return
     encoder = getattr(model, "encoder", None)
     if encoder is not None and hasattr(encoder, "albert_layer_groups"):
@@ -170,7 +176,7 @@ def load_encoder(
     return Encoder(model, depth, num_layers, all_layers, hidden_index, layer_from_registry=from_registry)
 
 
-def max_input_length(tokenizer, encoder: Encoder) -> int | None:
+def max_input_length(tokenizer: PreTrainedTokenizerBase, encoder: Encoder) -> int | None:
     """Longest token sequence to feed the model, special tokens included; ``None``: no cut.
 
     bert-score cuts at the tokenizer's ``model_max_length``. A tokenizer that reports no limit (DeBERTa-v3, XLNet,

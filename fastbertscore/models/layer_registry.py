@@ -59,7 +59,7 @@ def tuned_layer(model_type: str) -> int | None:
     return layer if isinstance(layer, int) and not isinstance(layer, bool) else None
 
 
-def record(model_type: str, layer: int, **details) -> Path:
+def record(model_type: str, layer: int, **details: object) -> Path:
     """Save ``layer`` as ``model_type``'s tuned layer, under a lock (two recording processes keep both entries).
 
     Raises:

@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import torch
 
 from fastbertscore import hub
 from fastbertscore.models.defaults import DEFAULT_MODEL
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Pretrained(Protocol[T_co]):
+    """A transformers class that loads with ``from_pretrained``: ``AutoConfig``, ``AutoTokenizer``, ``AutoModel``..."""
+
+    # (*args: Any, **kwargs: Any) is how a protocol says "whatever options the class takes"
+    def from_pretrained(self, source: str, /, *args: Any, **kwargs: Any) -> T_co: ...
 
 
 def resolve_model_source(model_type: str) -> str:
@@ -33,7 +48,7 @@ def resolve_model_source(model_type: str) -> str:
 
 
 @contextmanager
-def _loading_progress():
+def _loading_progress() -> Iterator[None]:
     """transformers draws a "Loading weights" bar on every model load; show it only where our log shows INFO
     (``-v`` on the command line, or a user's logging set up so), not on every load of a quiet run."""
     from transformers.utils import logging as hf_logging
@@ -48,7 +63,7 @@ def _loading_progress():
             hf_logging.enable_progress_bar()
 
 
-def load_pretrained(loader, source: str, name: str, what: str, **kwargs):
+def load_pretrained(loader: Pretrained[T], source: str, name: str, what: str, **kwargs: object) -> T:
     """Load from local files first; only then ask the Hub (unless HF_HUB_OFFLINE is set).
 
     A model's own Python code is never run: ``trust_remote_code=False`` is passed explicitly, which also keeps
@@ -58,7 +73,7 @@ def load_pretrained(loader, source: str, name: str, what: str, **kwargs):
         return _load_local_then_hub(loader, source, name, what, **kwargs)
 
 
-def _load_local_then_hub(loader, source: str, name: str, what: str, **kwargs):
+def _load_local_then_hub(loader: Pretrained[T], source: str, name: str, what: str, **kwargs: object) -> T:
     kwargs["trust_remote_code"] = False
     try:
         return loader.from_pretrained(source, local_files_only=True, **kwargs)
@@ -153,7 +168,7 @@ def published_prefix_space(tokenizer_class: str | None, model_type: str | None, 
     return model_type in PREFIX_SPACE_MODEL_TYPES
 
 
-def load_tokenizer(model_type: str, use_fast: bool = False):
+def load_tokenizer(model_type: str, use_fast: bool = False) -> PreTrainedTokenizerBase:
     """Load the tokenizer, with a prefix space where bert-score 0.3.13 as published gave one.
 
     On transformers 5 ``bert-score`` still asks for the prefix space per call, which is silently ignored, and
@@ -186,7 +201,7 @@ _LOAD_LOGGERS = ("transformers.modeling_utils", "transformers.distributed.tensor
 
 
 @contextmanager
-def _own_load_report():
+def _own_load_report() -> Iterator[None]:
     """Hold back transformers' LOAD REPORT for the weights load; :func:`_report_load` says what matters."""
     loggers = [logging.getLogger(name) for name in _LOAD_LOGGERS]
     levels = [hf_logger.level for hf_logger in loggers]
@@ -199,7 +214,7 @@ def _own_load_report():
             hf_logger.setLevel(level)
 
 
-def _report_load(info: dict, name: str, encoder_only: bool) -> None:
+def _report_load(info: Mapping[str, Iterable[Any]], name: str, encoder_only: bool) -> None:
     """Warn about weights missing from the checkpoint, of another shape, or unexpected — except the decoder and
     head weights of a seq2seq checkpoint whose encoder alone is loaded (bert-score loads them the same way)."""
     unexpected = sorted(info.get("unexpected_keys") or ())
@@ -237,14 +252,18 @@ def _quiet_padding_notice(model_type: str) -> None:
             hf_logger.addFilter(_DropPaddingNotice())
 
 
-def load_weights(loader, source: str, name: str, model_type: str, encoder_only: bool):
+def load_weights(
+    loader: Pretrained[object], source: str, name: str, model_type: str, encoder_only: bool
+) -> PreTrainedModel:
     """Load the weights of ``name`` in fp32 with ``loader``, saying once what was missing or unexpected.
 
     ``model_type`` is the config's family (for the notices dropped from later calls); ``encoder_only``: the
     checkpoint is seq2seq and only its encoder is kept, so its decoder and head weights are not reported.
     """
     with _own_load_report():
-        model, info = load_pretrained(loader, source, name, "weights", dtype=torch.float32, output_loading_info=True)
+        loaded = load_pretrained(loader, source, name, "weights", dtype=torch.float32, output_loading_info=True)
+    # output_loading_info=True: transformers returns the model and what the load found (missing keys, ...)
+    model, info = cast("tuple[PreTrainedModel, dict[str, Iterable[Any]]]", loaded)
     _report_load(info, name, encoder_only)
     _quiet_padding_notice(model_type)
     return model

@@ -111,7 +111,9 @@ def embedded(
         yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, budget, kept)
 
 
-def _padded_side(vectors: list[torch.Tensor], weights: list[torch.Tensor], own_mask_slot: int):
+def _padded_side(
+    vectors: list[torch.Tensor], weights: list[torch.Tensor], own_mask_slot: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(n, T, ..., D + 2)`` padded vectors with the two masking coordinates, and ``(n, T)`` weights.
 
     Slot ``own_mask_slot`` holds 0 on real tokens and -1e4 on padding; the other slot holds 1 everywhere, so a
@@ -125,7 +127,7 @@ def _padded_side(vectors: list[torch.Tensor], weights: list[torch.Tensor], own_m
     return torch.cat([padded, extra], dim=-1), padded_weights
 
 
-def _block(a, a_w, b, b_w, n_layers: int) -> torch.Tensor:
+def _block(a: torch.Tensor, a_w: torch.Tensor, b: torch.Tensor, b_w: torch.Tensor, n_layers: int) -> torch.Tensor:
     """P, R, F of every pair of a row side and a column side (:func:`_padded_side`): ``(layers, n_a, n_b, 3)``."""
     # (n, T, [L,] D) -> (L, n * T, D): layers lead, so one batched product covers them all.
     a = a.movedim(2, 0) if a.dim() == 4 else a.unsqueeze(0)
@@ -165,7 +167,7 @@ def score_matrix(emb: Embedded, rows: list[int], cols: list[int], *, verbose: bo
     if not symmetric:
         col_blocks = _token_blocks(live_cols, col_len, max(entries // (row_tokens * n_layers), max(col_len)))
 
-    def side(block: list[int], units: list[int], slot: int):
+    def side(block: list[int], units: list[int], slot: int) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [units[i] for i in block]
         return _padded_side(emb.vectors(chosen), [emb.weights[u] for u in chosen], own_mask_slot=slot)
 

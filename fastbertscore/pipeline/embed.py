@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from tqdm.auto import tqdm
@@ -22,10 +23,13 @@ from fastbertscore.pipeline.budget import forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 logger = logging.getLogger(__name__)
 
 
-def pad_id_of(tokenizer) -> int:
+def pad_id_of(tokenizer: PreTrainedTokenizerBase) -> int:
     """The tokenizer's padding id (0 for tokenizers without one, e.g. GPT-2; padding is masked anyway)."""
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
@@ -135,7 +139,9 @@ def _run_batches(
     return done
 
 
-def _padded(rows: list[list[int]], batch: list[int], pad_id: int, device: torch.device):
+def _padded(
+    rows: list[list[int]], batch: list[int], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Token ids and attention mask of ``batch``, padded, on ``device``: built on the host, copied from pinned
     memory without waiting when the device is a GPU."""
     input_ids, mask = pad([torch.tensor(rows[index], dtype=torch.long) for index in batch], pad_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from tqdm.auto import tqdm
@@ -21,21 +21,27 @@ from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
+from fastbertscore.validate import LongInputs
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from fastbertscore.cache.disk import DiskCache, EmbeddingStore
 
 
 @dataclass(frozen=True)
 class Embedder:
     """A model loaded for scoring; shared by every scorer with the same model settings, never changed after."""
 
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     encoder: Encoder
     max_length: int | None  # longest input in tokens, special tokens included (None: unlimited)
     window: WindowSpec | None  # how long texts are cut into windows (None without a max length)
-    long_inputs: str  # "truncate", "window" or "error"
-    cache: Any  # an embedding cache (memory, disk or both) or None
+    long_inputs: LongInputs
+    cache: EmbeddingStore | None  # an embedding cache (memory, disk or both)
     max_tokens: int  # padded tokens per encoder batch
     plain: torch.Tensor  # (vocab,) plain weights: 0 for [CLS]/[SEP]-style tokens, 1 for the others
-    disk_cache: Any = None  # the disk layer of ``cache``, if any (its hit counts and folder)
+    disk_cache: DiskCache | None = None  # the disk layer of ``cache``, if any (its hit counts and folder)
     memory_mb: int | None = None  # what one call may hold (None: sized to the device); changes no number
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
 
 import torch
 from tqdm.auto import tqdm
@@ -137,7 +138,9 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
         )
 
 
-def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int):
+def _match_batches(
+    rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int
+) -> Iterator[list[int]]:
     """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
 
     def sizes(row: int) -> tuple[int, int]:
@@ -150,7 +153,9 @@ def _match_batches(rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int
     return buckets(sorted(rows, key=sizes), sizes, cost, entries)
 
 
-def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.Tensor], all_layers: bool):
+def _padded(
+    units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.Tensor], all_layers: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
     the host and copied once)."""
     vectors, mask = pad([emb[u] for u in units])
@@ -160,7 +165,14 @@ def _padded(units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.
     return vectors, mask, padded_weights.to(vectors.device, non_blocking=True)
 
 
-def _match(rows, texts: _Texts, emb, weights, all_layers: bool, entries: int) -> torch.Tensor:
+def _match(
+    rows: list[int],
+    texts: _Texts,
+    emb: dict[int, torch.Tensor],
+    weights: list[torch.Tensor],
+    all_layers: bool,
+    entries: int,
+) -> torch.Tensor:
     cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
     ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
     # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.

@@ -50,7 +50,9 @@ def f_measure(P: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
     return F.masked_fill(torch.isnan(F), 0.0)
 
 
-def _best_similarities(cand, cand_mask, ref, ref_mask, block: int):
+def _best_similarities(
+    cand: torch.Tensor, cand_mask: torch.Tensor, ref: torch.Tensor, ref_mask: torch.Tensor, block: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Each candidate token's and each reference token's best similarity, ``block`` candidate tokens at a time."""
     rows, cols = [], None
     for start in range(0, max(cand.shape[-2], 1), block):
@@ -60,4 +62,5 @@ def _best_similarities(cand, cand_mask, ref, ref_mask, block: int):
         rows.append(sim.max(dim=-1).values)
         col = sim.max(dim=-2).values
         cols = col if cols is None else torch.maximum(cols, col)
+    assert cols is not None  # the loop above runs at least once
     return torch.cat(rows, dim=-1), cols

@@ -15,6 +15,7 @@ import torch
 
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
 from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.validate import LongInputs
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class Distinct:
 def check_long(
     tok: Tokenized,
     max_length: int,
-    long_inputs: str,
+    long_inputs: LongInputs,
     label: Callable[[int], str],
     position: Callable[[int], int] | None = None,
 ) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastbertscore.models.encoder import UNLIMITED
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +26,7 @@ class Tokenized:
         return self.content_lengths[i] == 0
 
 
-def tokenize(tokenizer, texts: list[str], max_length: int | None) -> Tokenized:
+def tokenize(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> Tokenized:
     """Encode stripped ``texts`` with special tokens, cut at ``max_length`` tokens like ``bert-score``.
 
     A text is empty when it has no token besides the special ones (``""``, whitespace, or characters the
@@ -52,7 +56,7 @@ class Pieces:
     special: list[bool]
 
 
-def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
+def pieces(tokenizer: PreTrainedTokenizerBase, text: str, max_length: int | None) -> Pieces:
     """Tokenize ``text`` exactly as :func:`tokenize` does, keeping offsets and word ids."""
     stripped = text.strip()
     shift = len(text) - len(text.lstrip())
@@ -78,7 +82,7 @@ def pieces(tokenizer, text: str, max_length: int | None) -> Pieces:
 _SLICE = 4096
 
 
-def _encode(tokenizer, texts: list[str], max_length: int | None) -> list[list[int]]:
+def _encode(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> list[list[int]]:
     ids: list[list[int]] = []
     for start in range(0, len(texts), _SLICE):
         ids.extend(

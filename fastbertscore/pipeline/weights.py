@@ -10,6 +10,7 @@ import logging
 import math
 import struct
 from collections.abc import Iterable, Mapping
+from typing import SupportsFloat, cast
 
 import torch
 
@@ -79,12 +80,12 @@ def check_idf_mapping(weights: Mapping[int, float]) -> tuple[float | None, dict[
     return default, values
 
 
-def check_idf_weight(weight, what: str) -> float:
+def check_idf_weight(weight: object, what: str) -> float:
     """One idf weight as a float: a finite, non-negative number, finite in float32 too (what scoring uses)."""
     if isinstance(weight, (str, bytes, bool)):
         raise TypeError(f"idf weight of {what} must be a number, got {type(weight).__name__} {weight!r:.40}")
     try:
-        value = float(weight)
+        value = float(cast("SupportsFloat", weight))  # what has no __float__ raises TypeError here
     except (TypeError, ValueError):
         raise TypeError(f"idf weight of {what} must be a number, got {type(weight).__name__} {weight!r:.40}") from None
     if not math.isfinite(value) or value < 0 or not _fits_float32(value):

@@ -10,8 +10,12 @@ embedding per token of the full sequence.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class WindowSpec:
         return min(max(overlap, 0), self.capacity - 1)
 
 
-def special_layout(tokenizer) -> tuple[int, int]:
+def special_layout(tokenizer: PreTrainedTokenizerBase) -> tuple[int, int]:
     """How many special tokens the tokenizer puts before and after a text's content."""
     empty = tokenizer("", add_special_tokens=True)["input_ids"]
     one = tokenizer("a", add_special_tokens=True)["input_ids"]

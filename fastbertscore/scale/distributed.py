@@ -12,15 +12,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any, Literal, overload
 
 import torch
 import torch.distributed as dist
 
 from fastbertscore.files import read_lines, refuse_overwriting_inputs, write_scores
 from fastbertscore.idf import IdfWeights
+from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
-from fastbertscore.validate import check_pairs
+from fastbertscore.validate import Refs, Texts, check_pairs
 
 
 def shard_bounds(n: int, world: int, rank: int) -> tuple[int, int]:
@@ -28,7 +30,35 @@ def shard_bounds(n: int, world: int, rank: int) -> tuple[int, int]:
     return rank * n // world, (rank + 1) * n // world
 
 
-def score_distributed(cands, refs, *, to: str = "all", group=None, settings: Settings | None = None, **options):
+@overload
+def score_distributed(
+    cands: Texts,
+    refs: Refs,
+    *,
+    to: Literal["all"] = ...,
+    group: dist.ProcessGroup | None = ...,
+    settings: Settings | None = ...,
+    **options: Any,
+) -> Scores: ...
+@overload
+def score_distributed(
+    cands: Texts,
+    refs: Refs,
+    *,
+    to: Literal["all", "rank0"],
+    group: dist.ProcessGroup | None = ...,
+    settings: Settings | None = ...,
+    **options: Any,
+) -> Scores | None: ...
+def score_distributed(
+    cands: Texts,
+    refs: Refs,
+    *,
+    to: Literal["all", "rank0"] = "all",
+    group: dist.ProcessGroup | None = None,
+    settings: Settings | None = None,
+    **options: Any,
+) -> Scores | None:
     """``(P, R, F)`` of all pairs, in input order, on every rank (``to="all"``) or on rank 0 only (``to="rank0"``;
     other ranks get ``None``). Call it on every rank of an initialised process group with the same inputs.
 

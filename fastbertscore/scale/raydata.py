@@ -15,16 +15,20 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from fastbertscore.files import pairs_from_rows, read_rows, refuse_overwriting_inputs, write_scores
 from fastbertscore.idf import IdfWeights
+from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, from_arguments
-from fastbertscore.validate import check_pairs
+from fastbertscore.validate import Refs, Texts, check_pairs
+
+if TYPE_CHECKING:
+    from ray.data import Dataset
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +50,8 @@ class PairScorer:
         reference_column: str = "reference",
         doc_freq: np.ndarray | None = None,
         num_docs: int | None = None,
-        **scorer_kwargs,
-    ):
+        **scorer_kwargs: Any,
+    ) -> None:
         if (doc_freq is None) != (num_docs is None):
             raise ValueError(
                 "PairScorer: doc_freq= and num_docs= go together (both from reference_document_frequencies), "
@@ -74,7 +78,7 @@ class PairScorer:
         return {**batch, "precision": P.numpy(), "recall": R.numpy(), "f1": F.numpy()}
 
 
-def reference_document_frequencies(refs, **scorer_kwargs) -> tuple[np.ndarray, int]:
+def reference_document_frequencies(refs: Refs, **scorer_kwargs: Any) -> tuple[np.ndarray, int]:
     """``(doc_freq, num_docs)`` over all references (a list of strings or of lists of strings), counted with
     the model's tokenizer and length limit exactly as a single-process ``score(..., idf=True)`` counts them."""
     flat = [r for group in refs for r in ([group] if isinstance(group, str) else group)]
@@ -83,7 +87,7 @@ def reference_document_frequencies(refs, **scorer_kwargs) -> tuple[np.ndarray, i
 
 
 def score_ray_dataset(
-    ds,
+    ds: Dataset,
     *,
     candidate_column: str = "candidate",
     reference_column: str = "reference",
@@ -92,8 +96,8 @@ def score_ray_dataset(
     concurrency: int | None = None,
     num_gpus: float | None = None,
     num_cpus: float | None = None,
-    **scorer_kwargs,
-):
+    **scorer_kwargs: Any,
+) -> Dataset:
     """A lazy ``ray.data.Dataset``: ``ds`` with ``precision``, ``recall`` and ``f1`` columns added.
 
     Keep an id column in ``ds`` if you need the input order back. With ``idf=True`` the reference column is
@@ -119,29 +123,28 @@ def score_ray_dataset(
         constructor["doc_freq"], constructor["num_docs"] = reference_document_frequencies(
             refs, **_model_kwargs(scorer_kwargs)
         )
-    options = {"num_cpus": num_cpus} if num_cpus is not None else {}
     return ds.map_batches(
         PairScorer,
         fn_constructor_kwargs=constructor,
         batch_size=batch_size,
         concurrency=concurrency,
         num_gpus=num_gpus,
+        num_cpus=num_cpus,  # None: Ray's default, as when it is not passed
         batch_format="numpy",
-        **options,
     )
 
 
 def score_with_ray(
-    cands: Sequence[str],
-    refs: Sequence,
+    cands: Texts,
+    refs: Refs,
     *,
     idf: bool = False,
     batch_size: int = 256,
     concurrency: int | None = None,
     num_gpus: float | None = None,
     num_cpus: float | None = None,
-    **scorer_kwargs,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    **scorer_kwargs: Any,
+) -> Scores:
     """``(P, R, F)`` in input order, scored by Ray actors; inputs are checked on the driver first.
 
     ``scorer_kwargs`` go to :class:`~fastbertscore.BERTScorer` (``model_type``, ``num_layers``, ``dtype``...).
@@ -170,7 +173,7 @@ def score_with_ray(
     return scores[:, 0], scores[:, 1], scores[:, 2]
 
 
-def _model_kwargs(scorer_kwargs: dict) -> dict:
+def _model_kwargs(scorer_kwargs: dict[str, Any]) -> dict[str, Any]:
     """The settings that decide tokenization (and so document frequencies)."""
     keep = ("model_type", "num_layers", "lang", "use_fast_tokenizer", "long_inputs")
     return {k: v for k, v in scorer_kwargs.items() if k in keep}

@@ -4,8 +4,9 @@ each system against a baseline, as sacrebleu reports BLEU and chrF (``sacrebleu 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from fastbertscore.significance.resampling import (
     DEFAULT_SAMPLES,
     TESTS,
     Interval,
+    Test,
     bootstrap_indices,
     estimate_ci,
     paired_bootstrap,
@@ -24,7 +26,7 @@ from fastbertscore.significance.resampling import (
     randomization_masks,
     resampled_means,
 )
-from fastbertscore.validate import check_pairs, check_positive_int
+from fastbertscore.validate import Refs, Texts, check_pairs, check_positive_int
 
 COLUMNS = ("precision", "recall", "f1")
 SIGNIFICANT = 0.05
@@ -44,7 +46,7 @@ class SystemScore:
         """The p-value to 4 decimals, ``*`` where p < 0.05; empty without one."""
         return "" if self.p_value is None else f"{self.p_value:.4f}{'*' if self.p_value < SIGNIFICANT else ''}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float | None]:
         out: dict[str, float | None] = dict(zip(COLUMNS, self.scores, strict=True))
         out.update({f"{name}_ci": ci.half_width for name, ci in zip(COLUMNS, self.intervals, strict=True)})
         out["p_value"] = self.p_value
@@ -56,7 +58,7 @@ class Comparison:
     """What :func:`compare` found: the baseline first, then the other systems in the order given."""
 
     systems: tuple[SystemScore, ...]
-    test: str | None
+    test: Test | None
     n_samples: int  # bootstrap resamples ("bs", no test) or randomization trials ("ar")
     seed: int | None
     scores_signature: str  # the signature of the segment scores (BERTScorer.signature, short form)
@@ -78,7 +80,7 @@ class Comparison:
             parts.append(f"resamples:{AR_CONFIDENCE_SAMPLES}")
         return "|".join(parts + [f"seed:{'none' if self.seed is None else self.seed}"])
 
-    def to_dict(self) -> dict[str, dict]:
+    def to_dict(self) -> dict[str, dict[str, float | None]]:
         """``{name: {"precision", "recall", "f1", "precision_ci", "recall_ci", "f1_ci", "p_value"}}``; the
         ``*_ci`` values are 95% half-widths."""
         return {s.name: s.to_dict() for s in self.systems}
@@ -130,16 +132,16 @@ class Comparison:
 
 
 def compare(
-    systems: Mapping[str, Sequence[str]],
-    references,
+    systems: Mapping[str, Texts],
+    references: Refs,
     *,
     baseline: str | None = None,
-    test: str | None = "bs",
+    test: Test | None = "bs",
     n_samples: int | None = None,
     seed: int | None = 12345,
     scorer: BERTScorer | None = None,
     verbose: bool = False,
-    **settings,
+    **settings: Any,
 ) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
 
@@ -213,7 +215,14 @@ def compare(
     )
 
 
-def _check(systems, references, baseline, test, n_samples, seed):
+def _check(
+    systems: Mapping[str, Texts],
+    references: Refs,
+    baseline: str | None,
+    test: Test | None,
+    n_samples: int | None,
+    seed: int | None,
+) -> tuple[list[str], list[list[str]], list[str] | list[Texts]]:
     """The systems in order, baseline first; every problem named before any model work."""
     if not isinstance(systems, Mapping):
         raise TypeError(f"systems must be a mapping of name → outputs, got {type(systems).__name__}")
@@ -242,7 +251,7 @@ def _check(systems, references, baseline, test, n_samples, seed):
 
 
 def _segment_scores(
-    scorer: BERTScorer, outputs: list[list[str]], refs: list, *, batch_size: int, verbose: bool
+    scorer: BERTScorer, outputs: list[list[str]], refs: list[str] | list[Texts], *, batch_size: int, verbose: bool
 ) -> np.ndarray:
     """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
     so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""

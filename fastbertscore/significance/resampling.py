@@ -12,10 +12,13 @@ segment scores equal the baseline's gets p = 1.0, where sacrebleu's ``(count + 1
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 TESTS = ("bs", "ar")
+#: A paired test: ``"bs"`` bootstrap resampling, ``"ar"`` approximate randomization (one of :data:`TESTS`).
+Test = Literal["bs", "ar"]
 #: sacrebleu's defaults: bootstrap resamples, randomization trials.
 DEFAULT_SAMPLES = {"bs": 1000, "ar": 10000}
 #: Bootstrap resamples for the intervals of an approximate randomization run (sacrebleu's --paired-ar-confidence-n).

@@ -9,6 +9,10 @@ Every number these build says whether it is raw or rescaled (:func:`~fastbertsco
 summary shows each kind of mean next to the hash code of that kind.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from fastbertscore.space.allowed import MODELS_VARIABLE, allowed_models, check_allowed_model, published_baseline_models
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
@@ -79,8 +83,11 @@ from fastbertscore.space.tables import (
 from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.words import reference_words
 
+if TYPE_CHECKING:
+    import gradio as gr
 
-def build_demo():
+
+def build_demo() -> gr.Blocks:
     """The Space's page (a ``gradio.Blocks``), not yet launched: see :func:`fastbertscore.space.demo.build_demo`.
     Gradio is imported here, on the first call."""
     from fastbertscore.space import demo
@@ -88,7 +95,7 @@ def build_demo():
     return demo.build_demo()
 
 
-def launch(demo, **options) -> None:
+def launch(demo: gr.Blocks, **options: Any) -> None:
     """Serve the page of :func:`build_demo` with the Space's stylesheet and limits."""
     from fastbertscore.space import demo as page
 

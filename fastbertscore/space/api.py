@@ -17,7 +17,7 @@ SCORE_ARGUMENTS = {
 }
 
 
-def check_score_arguments(**arguments) -> None:
+def check_score_arguments(**arguments: object) -> None:
     """Refuse an argument of the ``score`` endpoint of the wrong type, naming it and the type it got (a list
     given as the candidate would otherwise read as an empty candidate).
 
@@ -37,7 +37,7 @@ def check_score_arguments(**arguments) -> None:
             raise TypeError(f"argument {name!r} of /score must be {expected}; got {type(value).__name__} ({shown})")
 
 
-def score_json(result: ScoreResult, index: int = 0) -> dict:
+def score_json(result: ScoreResult, index: int = 0) -> dict[str, object]:
     """P, R and F of candidate ``index`` (rescaled where the scorer rescales, as ``BERTScorer.score`` returns
     them), which reference counted for each (0-based, with several references) and the hash code.
 

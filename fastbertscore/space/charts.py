@@ -3,12 +3,19 @@ request's figure alive)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from fastbertscore.significance import Comparison
 from fastbertscore.space.tables import kind
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _BLUE = "#3b6ea8"
 
 
-def _figure(size):
+def _figure(size: tuple[float, float]) -> tuple[Figure, Axes]:
     try:
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - exercised only without matplotlib
@@ -17,7 +24,7 @@ def _figure(size):
     return fig, fig.subplots()
 
 
-def histogram(values: list[float], rescaled: bool):
+def histogram(values: list[float], rescaled: bool) -> Figure:
     """A histogram of per-pair F1 values of the given kind."""
     fig, ax = _figure((5, 3))
     ax.hist(values, bins=min(30, max(5, len(values) // 5)), color=_BLUE)
@@ -27,7 +34,7 @@ def histogram(values: list[float], rescaled: bool):
     return fig
 
 
-def f1_chart(comparison, rescaled: bool):
+def f1_chart(comparison: Comparison, rescaled: bool) -> Figure:
     """Each system's corpus F1 with its 95% confidence interval as whiskers."""
     fig, ax = _figure((6, 3))
     names = [s.name for s in comparison.systems]

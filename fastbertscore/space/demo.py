@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from typing import Any
 
 import gradio as gr
 
@@ -27,6 +28,7 @@ from fastbertscore.space.limits import (
 )
 from fastbertscore.space.runner import SpaceError, on_model_thread, user_errors
 from fastbertscore.space.systems import EMPTY_LINE
+from fastbertscore.space.tables import Table
 from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
 
 # Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
@@ -35,11 +37,11 @@ CSS = """.fit-table table { table-layout: auto; width: 100%; }
 #heatmap .matplotlib img { max-width: none; }"""
 
 
-def _table(header_rows, **options):
+def _table(header_rows: Table, **options: Any) -> gr.Dataframe:
     return gr.Dataframe(value=header_rows[1], headers=header_rows[0], **options)
 
 
-def _empty_table(header, **options):
+def _empty_table(header: list[str], **options: Any) -> gr.Dataframe:
     """A table before its first run: its real column names (the default settings'), no rows."""
     return gr.Dataframe(value=[], headers=header, elem_classes="fit-table", **options)
 
@@ -86,7 +88,7 @@ def _served(handler: Callable, check: Callable, show: Callable | None = None, sh
     signature = inspect.Signature(own, return_annotation=inspect.signature(handler).return_annotation)
 
     @functools.wraps(handler)
-    def run(*args, **kwargs):
+    def run(*args: object, **kwargs: object) -> object:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = list(bound.arguments.values())
@@ -99,11 +101,17 @@ def _served(handler: Callable, check: Callable, show: Callable | None = None, sh
             raise gr.Error(str(error)) from None
         return show(out) if show else out
 
-    run.__signature__ = signature  # type: ignore[attr-defined]
+    vars(run)["__signature__"] = signature  # what inspect.signature, and so Gradio, reads of the endpoint
     return run
 
 
-def _clear_then(button, handler, inputs, outputs, api_name):
+def _clear_then(
+    button: gr.Button,
+    handler: Callable[..., object],
+    inputs: list[gr.components.Component],
+    outputs: list[gr.components.Component],
+    api_name: str,
+) -> None:
     """Clear ``outputs`` first (a text box's label too): a failing run leaves no stale results on screen."""
     clear = lambda: [gr.update(value="", label=o.label) if isinstance(o, gr.Textbox) else None for o in outputs]
     button.click(clear, None, outputs, queue=False, api_visibility="private").then(
@@ -249,7 +257,7 @@ def build_demo() -> gr.Blocks:
     return demo
 
 
-def launch(demo: gr.Blocks, **options) -> None:
+def launch(demo: gr.Blocks, **options: Any) -> None:
     """Serve ``demo`` with the Space's stylesheet and upload limit (``options``: more of ``demo.launch``'s
     arguments)."""
     demo.launch(css=CSS, max_file_size=MAX_UPLOAD_BYTES, **options)

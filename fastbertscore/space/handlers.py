@@ -13,13 +13,14 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from fastbertscore.explanations.explanation import explain
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings
+from fastbertscore.settings import DType, Settings
 from fastbertscore.significance import compare
+from fastbertscore.significance.resampling import Test
 from fastbertscore.space import inputs, tables
 from fastbertscore.space.allowed import check_allowed_model
 from fastbertscore.space.api import check_score_arguments, score_json
@@ -28,7 +29,7 @@ from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_s
 from fastbertscore.space.models import of_kind, scorer_of_kind, space_scorer
 from fastbertscore.space.runner import SpaceError, first_line
 from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
-from fastbertscore.space.uploads import check_size, lines_of, rows_of, write_results
+from fastbertscore.space.uploads import Upload, check_size, lines_of, rows_of, write_results
 from fastbertscore.space.views import TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.words import reference_words
 from fastbertscore.validate import check_hub_model_id
@@ -46,7 +47,7 @@ def settings_for(options: Options, idf_sents: list[str] | None) -> Settings:
         lang=(options.lang or "").strip() or None,
         idf=idf_sents is not None,
         idf_sents=None if idf_sents is None else tuple(idf_sents),
-        dtype=cast(Any, options.dtype or "float32"),  # Settings checks it against its choices
+        dtype=cast("DType", options.dtype or "float32"),  # Settings checks it against its choices
     )
 
 
@@ -76,7 +77,7 @@ def colours(cut_at: int | None = None) -> dict[str, str]:
 # on the request's own thread; the step it returns runs on the model thread. Its handler runs both.
 
 
-def check_pair(candidate, references, options: Options | None = None) -> Callable[[], PairView]:
+def check_pair(candidate: str | None, references: str | None, options: Options | None = None) -> Callable[[], PairView]:
     """The Pair tab's boxes, checked; returns its model step."""
     options = options or Options()
     candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(references)
@@ -110,12 +111,14 @@ def _pair(candidate: str, refs: list[str], settings: Settings, do_rescale: bool)
     )
 
 
-def score_pair(candidate, references, options: Options | None = None) -> PairView:
+def score_pair(candidate: str | None, references: str | None, options: Options | None = None) -> PairView:
     """The Pair tab: one candidate against the reference box's lines, explained against the one that counted."""
     return check_pair(candidate, references, options)()
 
 
-def check_file(file, cand_column: str, ref_columns: str, options: Options | None = None) -> Callable[[], BatchView]:
+def check_file(
+    file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None
+) -> Callable[[], BatchView]:
     """The Batch tab's upload and boxes, checked (the file read, its references counted); returns its model step."""
     options = options or Options()
     if file is None:
@@ -126,7 +129,9 @@ def check_file(file, cand_column: str, ref_columns: str, options: Options | None
     return functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale))
 
 
-def _file(cands: list[str], refs: list, groups: list[list[str]], settings: Settings, do_rescale: bool) -> BatchView:
+def _file(
+    cands: list[str], refs: list[str] | list[list[str]], groups: list[list[str]], settings: Settings, do_rescale: bool
+) -> BatchView:
     scorer, note = load_scorer(settings, rescaled=do_rescale)
     result = of_kind(scorer.score_result(cands, refs), scorer, do_rescale)
     header, rows = tables.batch_table(cands, groups, result)
@@ -135,13 +140,20 @@ def _file(cands: list[str], refs: list, groups: list[list[str]], settings: Setti
     return BatchView((header, rows), write_results([header, *rows]), summary, histogram_figure, result)
 
 
-def score_file(file, cand_column: str, ref_columns: str, options: Options | None = None) -> BatchView:
+def score_file(file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None) -> BatchView:
     """The Batch tab: every row of an uploaded file, a table, a result CSV, the means and a histogram."""
     return check_file(file, cand_column, ref_columns, options)()
 
 
 def check_compare(
-    ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options: Options | None = None
+    ref_file: Upload | None,
+    ref_text: str | None,
+    system_files: list[Upload] | None,
+    systems_text: str | None,
+    test: str,
+    n_samples: float | None,
+    seed: float | None,
+    options: Options | None = None,
 ) -> Callable[[], CompareView]:
     """The Compare tab's uploads and boxes, checked (the number of systems and every size before any file is
     read); returns its model step."""
@@ -163,7 +175,15 @@ def check_compare(
     return functools.partial(step, settings, bool(options.do_rescale))
 
 
-def _compare(systems, refs, test, n_samples, seed, settings: Settings, do_rescale: bool) -> CompareView:
+def _compare(
+    systems: dict[str, list[str]],
+    refs: list[str],
+    test: Test | None,
+    n_samples: int | None,
+    seed: int,
+    settings: Settings,
+    do_rescale: bool,
+) -> CompareView:
     scorer, note = load_scorer(settings, rescaled=do_rescale)
     scorer = scorer_of_kind(scorer, do_rescale)
     result = compare(systems, refs, test=test, n_samples=n_samples, seed=seed, scorer=scorer)
@@ -173,14 +193,21 @@ def _compare(systems, refs, test, n_samples, seed, settings: Settings, do_rescal
 
 
 def compare_systems(
-    ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options: Options | None = None
+    ref_file: Upload | None,
+    ref_text: str | None,
+    system_files: list[Upload] | None,
+    systems_text: str | None,
+    test: str,
+    n_samples: float | None,
+    seed: float | None,
+    options: Options | None = None,
 ) -> CompareView:
     """The Compare tab: corpus scores of 2 to :data:`~fastbertscore.space.limits.MAX_SYSTEMS` systems with 95%
     intervals, each tested against the first."""
     return check_compare(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options)()
 
 
-def check_score(*arguments: object, **named: object) -> Callable[[], dict]:
+def check_score(*arguments: object, **named: object) -> Callable[[], dict[str, object]]:
     """The ``score`` endpoint's arguments (as :func:`score` takes them), checked; returns its model step."""
     bound = inspect.signature(score).bind(*arguments, **named)
     bound.apply_defaults()
@@ -195,7 +222,7 @@ def check_score(*arguments: object, **named: object) -> Callable[[], dict]:
     return functools.partial(_score, candidate, refs, settings_for(options, refs if idf else None))
 
 
-def _score(candidate: str, refs: list[str], settings: Settings) -> dict:
+def _score(candidate: str, refs: list[str], settings: Settings) -> dict[str, object]:
     scorer, _ = load_scorer(settings)
     return score_json(of_kind(scorer.score_result([candidate], [refs]), scorer, False))
 
@@ -208,6 +235,6 @@ def score(
     lang: str = "en",
     idf: bool = False,
     dtype: str = "float32",
-) -> dict:
+) -> dict[str, object]:
     """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
     return check_score(candidate, reference, model, num_layers, lang, idf, dtype)()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from fastbertscore.files import pairs_from_rows, split_lines
+from fastbertscore.scorer import BERTScorer
 from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_REFERENCES, MAX_ROWS, check_pairs
 
 
-def check_text(text, what: str, max_chars: int = MAX_CHARS) -> str:
+def check_text(text: object, what: str, max_chars: int = MAX_CHARS) -> str:
     """``text`` if it is a non-blank string of at most ``max_chars`` characters.
 
     Raises:
@@ -22,7 +25,7 @@ def check_text(text, what: str, max_chars: int = MAX_CHARS) -> str:
     return text
 
 
-def parse_references(text, max_chars: int = MAX_CHARS, max_references: int = MAX_REFERENCES) -> list[str]:
+def parse_references(text: object, max_chars: int = MAX_CHARS, max_references: int = MAX_REFERENCES) -> list[str]:
     """The reference box: one reference per non-blank line, at most ``max_references`` of them.
 
     Example:
@@ -38,7 +41,7 @@ def parse_references(text, max_chars: int = MAX_CHARS, max_references: int = MAX
     return refs
 
 
-def parse_layer(layer) -> int | None:
+def parse_layer(layer: object) -> int | None:
     """The layer box: empty means the model's default (a Number box would send 0, the embedding layer).
 
     Raises:
@@ -65,7 +68,7 @@ def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[st
 
 
 def batch_pairs(
-    rows: list[dict],
+    rows: Sequence[Mapping[str, object]],
     cand_column: str,
     ref_columns: str,
     *,
@@ -73,7 +76,7 @@ def batch_pairs(
     max_chars: int = MAX_CHARS,
     max_references: int = MAX_REFERENCES,
     max_pairs: int = MAX_PAIRS,
-):
+) -> tuple[list[str], list[str] | list[list[str]], list[list[str]]]:
     """The Batch tab's file rows as ``(candidates, references, groups)``: ``references`` as
     :func:`~fastbertscore.pairs_from_rows` gives them (for scoring), ``groups`` always a list per candidate.
     ``ref_columns`` is the comma-separated box. References are counted (a JSON list in a cell by its items)
@@ -102,13 +105,13 @@ def batch_pairs(
     return cands, refs, groups
 
 
-def is_cut(scorer, text: str) -> bool:
+def is_cut(scorer: BERTScorer, text: str) -> bool:
     """Whether the scorer cuts ``text`` at the model's window (it is longer than ``scorer.token_limit``)."""
     limit = scorer.token_limit
     return limit is not None and len(scorer.tokenizer(text)["input_ids"]) > limit
 
 
-def cut_note(scorer, texts: dict[str, str]) -> str:
+def cut_note(scorer: BERTScorer, texts: dict[str, str]) -> str:
     """A sentence naming the texts (``{name: text}``) longer than the model's window, which the scorer cuts there
     as bert-score does (its scores and the heatmap ignore the rest); empty when none is cut."""
     limit = scorer.token_limit

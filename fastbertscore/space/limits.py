@@ -58,7 +58,7 @@ def megabytes(size: int) -> str:
     return f"{size / 1e6:g} MB"
 
 
-def check_samples(n_samples) -> int | None:
+def check_samples(n_samples: object) -> int | None:
     """The Compare tab's resamples/trials box: ``None`` (the test's default) for 0 or empty, else a whole number
     from 1 to :data:`MAX_SAMPLES`.
 
@@ -81,7 +81,7 @@ def check_samples(n_samples) -> int | None:
     return int(n_samples)
 
 
-def check_seed(seed) -> int:
+def check_seed(seed: object) -> int:
     """The Compare tab's seed box: a whole number (Gradio's number box may send a float or nothing).
 
     Raises:

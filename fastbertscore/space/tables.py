@@ -6,10 +6,19 @@ cell until it is clicked, and its downloadable CSV holds the same rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-from fastbertscore.result import ScoreResult
+from fastbertscore.explanations.explanation import Explanation, Unit
+from fastbertscore.result import ScoreResult, Scores
 from fastbertscore.signature import Signature
+from fastbertscore.significance import Comparison
+
+#: A table cell: a number, or text.
+Cell = str | int | float
+#: A table: its header and its rows.
+Table = tuple[list[str], list[list[Cell]]]
 
 COLUMNS = ("P", "R", "F1")
 DIGITS = 6  # score columns of the Pair and Batch tabs
@@ -22,7 +31,7 @@ def kind(rescaled: bool) -> str:
     return "rescaled" if rescaled else "raw"
 
 
-def _prf(scores, index: int) -> list[float]:
+def _prf(scores: Scores, index: int) -> list[float]:
     return [round(float(x[index]), DIGITS) for x in scores]
 
 
@@ -54,25 +63,25 @@ def compare_header(rescaled: bool) -> list[str]:
     return header + ["p-value"]
 
 
-def pair_table(result: ScoreResult, index: int = 0) -> tuple[list[str], list[list]]:
+def pair_table(result: ScoreResult, index: int = 0) -> Table:
     """P, R and F1 of candidate ``index``: a row of raw scores, then a row of rescaled ones when there are."""
-    rows = [["raw", *_prf(result.raw, index)]]
+    rows: list[list[Cell]] = [["raw", *_prf(result.raw, index)]]
     if result.rescaled is not None:
         rows.append(["rescaled", *_prf(result.rescaled, index)])
     return list(PAIR_HEADER), rows
 
 
-def matches_table(explanation, rescaled: bool) -> tuple[list[str], list[list]]:
+def matches_table(explanation: Explanation, rescaled: bool) -> Table:
     """Each candidate token, the reference token it matched best, and their similarity (of the given kind)."""
     ref = explanation.reference_units
-    rows = [
+    rows: list[list[Cell]] = [
         [u.text, ref[u.match].text if u.match is not None else "(special)", round(u.similarity, 3)]
         for u in explanation.candidate_units
     ]
     return matches_header(rescaled), rows
 
 
-def batch_table(cands: list[str], groups: list[list[str]], result: ScoreResult) -> tuple[list[str], list[list]]:
+def batch_table(cands: list[str], groups: list[list[str]], result: ScoreResult) -> Table:
     """One row per pair: its number, the scores (raw, then rescaled), which reference counted (1-based), then the
     texts (several references joined by `` | ``)."""
     header = batch_header(result.rescaled is not None, result.best_reference is not None)
@@ -81,16 +90,16 @@ def batch_table(cands: list[str], groups: list[list[str]], result: ScoreResult) 
         parts.append(torch.stack(result.rescaled, dim=-1))
     scores = torch.cat(parts, dim=-1).tolist()
     best = torch.stack(result.best_reference, dim=-1).tolist() if result.best_reference is not None else None
-    rows = []
+    rows: list[list[Cell]] = []
     for k, (cand, group) in enumerate(zip(cands, groups, strict=True)):
-        row = [k + 1, *[round(x, DIGITS) for x in scores[k]]]
+        row: list[Cell] = [k + 1, *[round(x, DIGITS) for x in scores[k]]]
         if best is not None:
             row += [int(i) + 1 for i in best[k]]
         rows.append(row + [cand, " | ".join(group)])
     return header, rows
 
 
-def _means(scores, name: str) -> str:
+def _means(scores: Scores, name: str) -> str:
     mean = torch.stack(scores, dim=-1).double().mean(dim=0)
     return f"mean {name} P {mean[0]:.4f} · R {mean[1]:.4f} · F1 {mean[2]:.4f}"
 
@@ -105,21 +114,21 @@ def batch_summary(result: ScoreResult, signature: Signature) -> str:
     return "  \n".join(lines)
 
 
-def compare_table(comparison, rescaled: bool) -> tuple[list[str], list[list]]:
+def compare_table(comparison: Comparison, rescaled: bool) -> Table:
     """One row per system (the baseline first): corpus P, R, F1 of the given kind with their 95% half-widths, and
     the p-value against the baseline (``*`` below 0.05). Numbers are text of :data:`CORPUS_DIGITS` decimals, so
     that a perfect system reads ``1.0000 ± 0.0000``, not ``1`` and ``0``."""
     header = compare_header(rescaled)
-    rows = []
+    rows: list[list[Cell]] = []
     for k, s in enumerate(comparison.systems):
-        row = [f"{s.name} (baseline)" if k == 0 else s.name]
+        row: list[Cell] = [f"{s.name} (baseline)" if k == 0 else s.name]
         for x, ci in zip(s.scores, s.intervals, strict=True):
             row += [f"{x:.{CORPUS_DIGITS}f}", f"{ci.half_width:.{CORPUS_DIGITS}f}"]
         rows.append(row + [s.marked_p_value])
     return header, rows
 
 
-def compare_summary(comparison, segments: int, rescaled: bool) -> str:
+def compare_summary(comparison: Comparison, segments: int, rescaled: bool) -> str:
     """Markdown: what was compared, which kind of score, the signature, and what ``*`` means.
 
     The signature names a test only when one ran; without one, a sentence says how the intervals were drawn."""
@@ -152,7 +161,9 @@ def past_cut_label(limit: int) -> str:
     return f"not scored (past the model's {limit} tokens)"
 
 
-def highlight(text: str, units, missing: list, cut_at: int | None = None) -> list[tuple[str, str | None]]:
+def highlight(
+    text: str, units: Sequence[Unit], missing: Sequence[Unit], cut_at: int | None = None
+) -> list[tuple[str, str | None]]:
     """The whole ``text`` as segments for a highlighted view, the ``missing`` units labelled "missing" (the gaps
     between units kept as they are). ``cut_at``: the model's token limit where the text was cut there; the rest
     of the text is then one segment labelled :func:`past_cut_label`, starting at a word's end (a word the cut

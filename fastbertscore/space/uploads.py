@@ -10,18 +10,32 @@ import csv
 import functools
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from fastbertscore.files import read_lines, read_rows
 from fastbertscore.space.limits import KEEP_RESULTS_S, MAX_RESULT_FILES, MAX_UPLOAD_BYTES, megabytes
+from fastbertscore.space.tables import Cell
 
 
-def upload_path(file) -> Path:
+class Named(Protocol):
+    """An upload as some Gradio versions hand it: an object whose ``name`` is its path."""
+
+    @property
+    def name(self) -> str: ...
+
+
+#: An upload: its path, or an object naming it.
+Upload = str | Named
+
+
+def upload_path(file: Upload) -> Path:
     """Where Gradio put an upload: it hands a path, or an object with a ``name``."""
     return Path(file if isinstance(file, str) else file.name)
 
 
-def check_size(file) -> None:
+def check_size(file: Upload) -> None:
     """Refuse an upload of more than :data:`~fastbertscore.space.limits.MAX_UPLOAD_BYTES` before it is read (Gradio
     refuses one at upload too; this holds wherever a file comes from)."""
     path = upload_path(file)
@@ -36,7 +50,7 @@ def check_size(file) -> None:
         )
 
 
-def rows_of(file) -> list[dict]:
+def rows_of(file: Upload) -> list[dict[str, object]]:
     """The rows of an uploaded ``.csv``, ``.tsv`` or ``.jsonl`` file (:func:`~fastbertscore.read_rows`), its size
     checked first."""
     check_size(file)
@@ -49,7 +63,7 @@ def rows_of(file) -> list[dict]:
         raise ValueError(f"{path.name} is not a CSV/TSV file the Space can read: {error}") from None
 
 
-def lines_of(file) -> tuple[str, list[str]]:
+def lines_of(file: Upload) -> tuple[str, list[str]]:
     """An uploaded text file's name and its lines (:func:`~fastbertscore.read_lines`), its size checked first."""
     check_size(file)
     path = upload_path(file)
@@ -79,7 +93,7 @@ def _age(path: Path) -> float:
         return float("inf")
 
 
-def write_results(rows: list[list]) -> str:
+def write_results(rows: Sequence[Sequence[Cell]]) -> str:
     """Write ``rows`` as a new CSV file in :func:`results_folder` and return its path. Files older than
     :data:`~fastbertscore.space.limits.KEEP_RESULTS_S`, and the oldest beyond
     :data:`~fastbertscore.space.limits.MAX_RESULT_FILES`, are deleted first."""

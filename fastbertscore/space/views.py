@@ -4,13 +4,23 @@ outputs (a view: plain tables, texts and figures, and the unrounded numbers behi
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.result import ScoreResult
 from fastbertscore.significance import Comparison
+from fastbertscore.significance.resampling import Test
+from fastbertscore.space.tables import Table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: The Compare tab's tests, as its dropdown names them.
-TESTS = {"paired bootstrap": "bs", "approximate randomization": "ar", "none (intervals only)": None}
+TESTS: dict[str, Test | None] = {
+    "paired bootstrap": "bs",
+    "approximate randomization": "ar",
+    "none (intervals only)": None,
+}
 #: First-run examples: real-looking MT output against human references; the second has two references.
 EXAMPLES = [
     [
@@ -26,7 +36,6 @@ EXAMPLES = [
         "According to the statistics office, prices increased by 3% last year.",
     ],
 ]
-Table = tuple[list[str], list[list]]
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,7 @@ class PairView:
     kind: str  # "raw" or "rescaled": the kind of the hash code and of the similarities
     counted: str
     note: str
-    heatmap: object  # a matplotlib Figure
+    heatmap: Figure
     missing: list[tuple[str, str | float | None]]
     cut_at: int | None  # the reference is cut past this many tokens (greyed in the missed-words panel)
     matches: Table
@@ -68,7 +77,7 @@ class BatchView:
     results: Table
     download: str
     summary: str
-    histogram: object
+    histogram: Figure
     result: ScoreResult
 
 
@@ -78,5 +87,5 @@ class CompareView:
 
     table: Table
     summary: str
-    chart: object
+    chart: Figure
     comparison: Comparison

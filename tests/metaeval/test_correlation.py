@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -101,6 +102,27 @@ def test_bad_files(tmp_path):
     bad.write_text("candidate\treference\thuman\nx\ty\t0.5\nx\ty\thigh\n")
     with pytest.raises(ValueError, match="line 3: human score 'high' is not a number"):
         metaeval.read_judgments(bad)
+
+
+def test_json_lines_numbers_are_labels_and_texts_must_be_text(tmp_path):
+    # JSON Lines writes a year or a segment id as a number: a label, as the same column of a CSV is.
+    rows = [
+        {"candidate": "a b", "reference": "a c", "human": 0.5, "year": 2022, "lp": "cs-en", "system": 1, "seg_id": 7},
+        {"candidate": "a", "reference": "b", "human": -1, "year": 2022, "lp": "cs-en", "system": 2, "seg_id": 7},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = metaeval.read_judgments(path)
+    assert (data.groups, data.systems, data.segments) == (["2022 cs-en"] * 2, ["1", "2"], ["7", "7"])
+    assert data.cands == ["a b", "a"] and data.human.tolist() == [0.5, -1.0]
+    rows[1]["reference"] = 3
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(ValueError, match="r.jsonl line 3: 'reference' is 3, not text"):
+        metaeval.read_judgments(path)
+    rows[1]["reference"], rows[1]["lp"] = "b", ["cs", "en"]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(ValueError, match=r"r.jsonl line 3: 'lp' is \['cs', 'en'\], not a label"):
+        metaeval.read_judgments(path)
 
 
 def test_tune_layer_records_a_layer_that_score_then_uses(tiny_model, tmp_path, monkeypatch, capsys):
