@@ -71,7 +71,7 @@ cands, refs = ["the cat sat on the mat", "it rains"], ["a cat was on the mat", "
 raw = fb.score(cands, refs, model_type={MINILM!r}, num_layers=3)
 signature = fb.BERTScorer(model_type={MINILM!r}, num_layers=3, lang="de", rescale_with_baseline=True).signature
 print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.tolist() for x in raw], "hash": h,
-                  "rescale": signature.rescale}}))
+                  "rescale": signature.rescale, "source": signature.baseline_source, "long": str(signature)}}))
 """
     env = {"HF_ENDPOINT": hub["endpoint"], "HF_HOME": str(tmp_path / "hf"), "FASTBERTSCORE_BASELINE_REPO": HUB_REPO}
     out = _run(code, env)
@@ -79,9 +79,9 @@ print(json.dumps({{"rescaled": [P.tolist(), R.tolist(), F.tolist()], "raw": [x.t
     expected = (torch.tensor(out["raw"]).T - baseline) / (1 - baseline)
     assert_scores_close(torch.tensor(out["rescaled"]), expected.T, baseline=baseline)
     assert ")-rescaled_baseline=" in out["hash"] and "custom" not in out["hash"]
-    assert out["rescale"].endswith(
-        f" {HUB_REPO}@{hub['commit']}:de/sentence-transformers/all-MiniLM-L6-v2.tsv, revision main)"
-    )
+    where = f" {HUB_REPO}@{hub['commit']}:de/sentence-transformers/all-MiniLM-L6-v2.tsv, revision main"
+    assert out["rescale"] == "baseline" and out["source"].endswith(where)
+    assert f"{where})|lang:de|" in out["long"]  # the long form names the commit the table was read at
 
 
 @pytest.mark.hub
