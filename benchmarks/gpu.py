@@ -205,7 +205,7 @@ def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, 
     """The encoder alone over the same length-sorted batches the scorer makes: seconds and real tokens."""
     import torch
 
-    from fastbertscore import hardware
+    from fastbertscore import exact
     from fastbertscore.pipeline.batching import buckets, pad
     from fastbertscore.pipeline.embed import pad_id_of
 
@@ -219,7 +219,7 @@ def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, 
     for batch in batches_of:
         input_ids, mask = pad([torch.tensor(ids[i]) for i in batch], pad_id_of(embedder.tokenizer))
         batches.append((input_ids.to(device), mask.long().to(device)))
-    with torch.inference_mode(), hardware.exact_float32():
+    with torch.inference_mode(), exact.exact_float32():
         seconds, _, _ = _timed(device, lambda: [embedder.encoder(a, m) for a, m in batches])
     return seconds, sum(lengths)
 
@@ -229,13 +229,13 @@ def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str]
     import torch
 
     import fastbertscore as fb
-    from fastbertscore import hardware
+    from fastbertscore import exact
 
     bert_score = _bert_score()
     distinct = len(set(cands) | set(refs))
     warm = (cands[:64], refs[:64])
     results: dict[str, tuple[float, torch.Tensor, float]] = {}
-    with hardware.exact_float32():  # bert-score exact too: the same float32 as ours
+    with exact.exact_float32():  # bert-score exact too: the same float32 as ours
         reference = bert_score.BERTScorer(model_type=str(folder), num_layers=layer, device=device)
         reference.score(*warm)
         results["bert-score"] = _timed(device, lambda s=reference: s.score(cands, refs)[2].float().cpu())

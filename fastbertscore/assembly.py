@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import torch
 
-from fastbertscore import hardware
+from fastbertscore import exact, hardware
 from fastbertscore._version import __version__
 from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import read_baseline, select_layers
@@ -55,7 +55,7 @@ def build_embedder(settings: Settings) -> Embedder:
     """The loaded model for ``settings``: the shared tokenizer and encoder (loaded once), run in the resolved
     precision, with the window, the caches and the token budget these settings ask for."""
     dtype, device = settings.resolved_dtype, settings.resolved_device
-    hardware.check_exact_possible(dtype, device)
+    exact.check_exact_possible(dtype, device)
     tokenizer, encoder, facts = _load(settings, device, stored_precision(dtype, device))
     encoder = replace(encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
     max_length = max_input_length(tokenizer, encoder)
@@ -136,10 +136,10 @@ def stored_precision(dtype: str, device: str) -> str:
     if kind == "cuda" and dtype in ("bfloat16", "float16"):
         return dtype
     on_cpu = kind == "cpu"
-    if dtype == "bfloat16" and on_cpu and not hardware.cpu_native_bf16():
+    if dtype == "bfloat16" and on_cpu and not hardware.cpu_bf16_pays():
         logger.warning(
-            "dtype='bfloat16': %s and runs several times slower than float32 here; use dtype='auto' "
-            "(float32 on this CPU) unless you need these bfloat16 numbers",
+            "dtype='bfloat16': %s, so it runs slower than float32 here; use dtype='auto' (float32 on this CPU) "
+            "unless you need these bfloat16 numbers",
             hardware.cpu_bf16_gap(),
         )
     return "bfloat16" if dtype == "bfloat16" and on_cpu and hardware.cpu_native_bf16() else "float32"

@@ -1,8 +1,10 @@
 """What this machine can run, and which precision ``dtype="auto"`` picks on it.
 
-bfloat16 pays only where the hardware computes it natively: on a CPU with AMX or AVX512-BF16 it is faster than
-float32, on an AVX2-only CPU (where oneDNN emulates it) several times slower (docs/speed.md has the figures).
-So "auto" asks the hardware, never guesses from the device type alone.
+bfloat16 pays only where the hardware computes it natively, and not on every such CPU: with AMX, or AVX512-BF16 on
+some CPUs, its matrix products run several times as fast as float32's; on other CPUs that list AVX512-BF16 they run
+at half float32's speed, and on an AVX2-only CPU (where oneDNN emulates bfloat16) several times slower
+(docs/speed.md has the figures). So on a CPU "auto" measures, once per process, never guesses from the flags or
+the device type alone.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import time
 from functools import cache, lru_cache
 from typing import Literal, TypeVar
 
@@ -20,6 +21,11 @@ import torch
 logger = logging.getLogger(__name__)
 
 DTYPE_CHOICES = ("float32", "bfloat16", "float16", "auto")
+#: dtype="auto" runs bfloat16 on a CPU only where its matrix products run at least this many times as fast as
+#: float32's (measured by :func:`cpu_bf16_speedup`): far from what CPUs measure on either side of it.
+BF16_AUTO_SPEEDUP = 1.3
+#: The matrix product measured: a batch of tokens times a feed-forward weight of a small encoder.
+_GEMM_SHAPE = (1024, 384, 1536)
 _CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 _logged_auto: set[str] = set()
 T = TypeVar("T")
@@ -65,6 +71,39 @@ def cpu_native_bf16() -> bool:
     return any(flag in cpu_flags() for flag in _CPU_BF16_FLAGS)
 
 
+@lru_cache(maxsize=1)
+def cpu_bf16_speedup() -> float:
+    """How many times as fast a bfloat16 matrix product of an encoder's shape runs as a float32 one on this CPU,
+    with torch's threads: measured once per process (about a tenth of a second), 0 where bfloat16 is not native
+    (emulated, it is several times slower: nothing to measure)."""
+    if not cpu_native_bf16():
+        return 0.0
+    return _gemm_seconds(torch.float32) / _gemm_seconds(torch.bfloat16)
+
+
+def _gemm_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
+    """The best of ``repeats`` timings of one :data:`_GEMM_SHAPE` matrix product in ``dtype``, after a first call
+    that prepares the kernel."""
+    m, k, n = _GEMM_SHAPE
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(m, k, generator=generator).to(dtype)
+    b = torch.randn(k, n, generator=generator).to(dtype)
+    best = float("inf")
+    with torch.inference_mode():
+        torch.matmul(a, b)
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.matmul(a, b)
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cpu_bf16_pays() -> bool:
+    """Whether bfloat16 is the faster precision on this CPU (:data:`BF16_AUTO_SPEEDUP`): what ``dtype="auto"``
+    asks."""
+    return cpu_bf16_speedup() >= BF16_AUTO_SPEEDUP
+
+
 def cpu_flags() -> frozenset[str]:
     """The CPU's feature flags as the kernel lists them (``amx_bf16``, ``avx512_bf16``, ``avx2``, ...); empty where
     /proc/cpuinfo cannot be read."""
@@ -72,10 +111,12 @@ def cpu_flags() -> frozenset[str]:
 
 
 def cpu_bf16_gap() -> str:
-    """Why bfloat16 is slow on this CPU, in words for a warning; empty where it is native."""
-    if cpu_native_bf16():
+    """Why bfloat16 is slow on this CPU, in words for a warning; empty where it pays."""
+    if cpu_bf16_pays():
         return ""
-    return f"this CPU ({cpu_capability()}) has neither AMX nor AVX512-BF16, so bfloat16 is emulated"
+    if not cpu_native_bf16():
+        return f"this CPU ({cpu_capability()}) has neither AMX nor AVX512-BF16, so bfloat16 is emulated"
+    return f"bfloat16 matrix products run at {cpu_bf16_speedup():.2f}x the speed of float32 ones on this CPU (measured)"
 
 
 def available_devices() -> list[str]:
@@ -117,14 +158,15 @@ def check_device(device: object) -> str:
 def auto_dtype(
     device: str, *, cpu_bf16: bool | None = None, cuda_bf16: bool | None = None
 ) -> Literal["float32", "bfloat16", "float16"]:
-    """The fastest precision whose error bounds hold on ``device``: bfloat16 on CPUs with native bf16 and on GPUs
-    that support it, float16 on CUDA GPUs without bf16, float32 otherwise (emulated bf16, MPS, anything else).
+    """The fastest precision whose error bounds hold on ``device``: bfloat16 on CPUs where it runs faster than
+    float32 (:func:`cpu_bf16_pays`) and on GPUs that support it, float16 on CUDA GPUs without bf16, float32
+    otherwise (emulated or slow bf16, MPS, anything else).
 
     ``cpu_bf16`` / ``cuda_bf16`` state the hardware's answer instead of asking it (for ``bertscore env`` and tests).
     """
     kind = torch.device(device).type
     if kind == "cpu":
-        return "bfloat16" if (cpu_native_bf16() if cpu_bf16 is None else cpu_bf16) else "float32"
+        return "bfloat16" if (cpu_bf16_pays() if cpu_bf16 is None else cpu_bf16) else "float32"
     if kind == "cuda":
         if cuda_bf16 is None:
             with torch.cuda.device(torch.device(device)):
@@ -140,7 +182,10 @@ def resolve_dtype(dtype: str, device: str) -> str:
     resolved = auto_dtype(device)
     if device not in _logged_auto:
         _logged_auto.add(device)
-        why = "native bf16" if resolved == "bfloat16" else "no native bf16" if resolved == "float32" else "no bf16"
+        if torch.device(device).type == "cpu" and cpu_native_bf16():
+            why = f"bfloat16 matrix products run at {cpu_bf16_speedup():.2f}x float32's here"
+        else:
+            why = "native bf16" if resolved == "bfloat16" else "no native bf16" if resolved == "float32" else "no bf16"
         logger.info("dtype='auto' on %s: %s (%s)", device, resolved, why)
     return resolved
 
@@ -179,6 +224,7 @@ def describe() -> dict[str, object]:
         "cpu": cpu_model(),
         "cpu capability": cpu_capability(),
         "cpu native bf16": cpu_native_bf16(),
+        "cpu bf16 speed-up": f"{cpu_bf16_speedup():.2f}x float32 (measured)" if cpu_native_bf16() else "emulated",
         "torch threads": torch.get_num_threads(),
         "cuda available": torch.cuda.is_available(),
     }
@@ -191,75 +237,3 @@ def describe() -> dict[str, object]:
     for device in available_devices():
         info[f"dtype='auto' on {device}"] = auto_dtype(device)
     return info
-
-
-#: Set in NVIDIA's containers: cuBLAS then rounds float32 products to TF32 whatever torch's flags say.
-TF32_OVERRIDE = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
-
-
-def check_exact_possible(dtype: str, device: str) -> None:
-    """A ``ValueError`` where float32 cannot be exact: on a CUDA device while ``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE``
-    is set, which cuBLAS reads once per process and no flag of torch turns off."""
-    forced = os.environ.get(TF32_OVERRIDE, "").strip().lower() in ("1", "true", "yes", "y", "on")
-    if dtype == "float32" and forced and torch.device(device).type == "cuda":
-        raise ValueError(
-            f"dtype='float32' on {device}: {TF32_OVERRIDE}={os.environ[TF32_OVERRIDE]} makes cuBLAS round float32 "
-            f"products to TF32, which cannot be turned off from inside; start Python with {TF32_OVERRIDE}=0 "
-            "for exact scores, or pass dtype='bfloat16'"
-        )
-
-
-#: The fp32 precision switches of torch's new API (torch >= 2.9), each a backend and an op: "tf32" or "bf16" there
-#: lets cuBLAS, cuDNN or oneDNN (on CPUs with AMX or AVX512-BF16) round float32 inputs to fewer mantissa bits.
-_FP32_SWITCHES = (
-    ("cuda", "matmul"),
-    ("cudnn", "conv"),
-    ("cudnn", "rnn"),
-    ("mkldnn", "matmul"),
-    ("mkldnn", "conv"),
-    ("mkldnn", "rnn"),
-)
-
-
-def _switch(backend: str, op: str) -> object:
-    return getattr(getattr(torch.backends, backend, None), op, None)
-
-
-def _legacy(read: Callable[[], T]) -> T | None:
-    """A legacy flag's value, or ``None`` where torch refuses to read it (a mix of the legacy and new APIs)."""
-    try:
-        return read()
-    except RuntimeError:
-        return None
-
-
-@contextmanager
-def exact_float32() -> Iterator[None]:
-    """Run the block with float32 matrix products and convolutions in full float32 (IEEE), on every device.
-
-    A process may have turned TF32 or bf16 rounding on for its own work: the HF Trainer's ``tf32=True``,
-    Lightning's ``torch.set_float32_matmul_precision("high")``, ``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE`` in NVIDIA's
-    containers, or ``torch.backends.mkldnn.matmul.fp32_precision`` on a CPU. Our scores are computed in float32
-    (the hash says so), so this turns those off for the block and restores the caller's settings afterwards.
-    The legacy switches are set through their own setters first (they keep the legacy and new states in step, so
-    nothing inside reads a mix), then every new-API switch is set to ``"ieee"``; on the way out the legacy values
-    come back first and the new-API values last, so both read as before. Torch's settings are process-wide: a
-    thread that runs float32 work of its own beside a scoring call sees full float32 meanwhile.
-    """
-    matmul = _legacy(torch.get_float32_matmul_precision)
-    cudnn = _legacy(lambda: torch.backends.cudnn.allow_tf32)
-    switches = [s for s in (_switch(b, op) for b, op in _FP32_SWITCHES) if hasattr(s, "fp32_precision")]
-    saved = [s.fp32_precision for s in switches]
-    torch.set_float32_matmul_precision("highest")
-    torch.backends.cudnn.allow_tf32 = False
-    for switch in switches:
-        switch.fp32_precision = "ieee"
-    try:
-        yield
-    finally:
-        if matmul is not None:
-            torch.set_float32_matmul_precision(matmul)
-        if cudnn is not None:
-            torch.backends.cudnn.allow_tf32 = cudnn
-        for switch, value in zip(switches, saved, strict=True):
-            switch.fp32_precision = value

@@ -102,7 +102,8 @@ def pytest_report_header(config):
     return [
         (
             f"CPU: {hardware.cpu_model()}; torch capability {hardware.cpu_capability()}; "
-            f"native bf16: {hardware.cpu_native_bf16()}; dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
+            f"native bf16: {hardware.cpu_native_bf16()} (bf16 products at {hardware.cpu_bf16_speedup():.2f}x float32's); "
+            f"dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
         ),
         (
             f"kernels: {chosen}; fingerprint {kernel_fingerprint()}; encoder batches: "

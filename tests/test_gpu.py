@@ -3,7 +3,7 @@ caches, all-pairs matching and dtype="auto".
 
 fp32 with TF32 off rounds as on a CPU: bert-score on the same GPU is held to the CPU's bound (tolerances.py); the
 GPU against the CPU runs other kernels for every encoder op, so it is held to the two-device bound
-(``tolerances.two_devices``). TF32 is set through torch's current API only (``hardware.exact_float32``): reading
+(``tolerances.two_devices``). TF32 is set through torch's current API only (``exact.exact_float32``): reading
 the legacy flags raises once the new API has been used.
 
 Marked ``gpu``; skipped where torch sees no CUDA device (CI, and every CPU-only machine).
@@ -17,7 +17,7 @@ import torch
 from tolerances import assert_reduced_precision_close, assert_scores_close, two_devices
 
 import fastbertscore as fb
-from fastbertscore import hardware
+from fastbertscore import exact, hardware
 
 pytestmark = [
     pytest.mark.gpu,
@@ -31,7 +31,7 @@ DEFAULT_LAYERS = 3
 @pytest.fixture(autouse=True)
 def no_tf32():
     """fp32 parity means real fp32 matmuls for bert-score too: TF32 would round inputs to 10 bits of mantissa."""
-    with hardware.exact_float32():
+    with exact.exact_float32():
         yield
 
 

@@ -16,7 +16,10 @@ PACKAGE = REPO / "fastbertscore"
 
 # Lowest first: a module may import from its own layer or a lower one, never a higher one.
 LAYERS = [
-    ("foundation", ["_version", "hardware", "heap", "validate", "files", "hub", "hashing", "signature", "result"]),
+    (
+        "foundation",
+        ["_version", "hardware", "exact", "heap", "validate", "files", "hub", "hashing", "signature", "result"],
+    ),
     ("embedding caches", ["cache"]),
     ("models", ["models"]),
     ("pipeline", ["pipeline"]),

@@ -14,7 +14,7 @@ import torch
 from paths import MINILM
 
 import fastbertscore as fb
-from fastbertscore import assembly, hardware
+from fastbertscore import assembly, exact
 
 SWITCHES = [("cuda", "matmul"), ("cudnn", "conv"), ("cudnn", "rnn"), ("mkldnn", "matmul"), ("mkldnn", "conv")]
 
@@ -96,13 +96,13 @@ def test_exact_mode_runs_float32_whatever_the_caller_turned_on(mt_pairs, caller_
 
 
 def test_a_forced_tf32_override_refuses_exact_mode_on_cuda(monkeypatch):
-    monkeypatch.setenv(hardware.TF32_OVERRIDE, "1")
+    monkeypatch.setenv(exact.TF32_OVERRIDE, "1")
     with pytest.raises(ValueError, match=r"dtype='float32' on cuda: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1.*=0"):
-        hardware.check_exact_possible("float32", "cuda")
-    hardware.check_exact_possible("bfloat16", "cuda")  # reduced precision does not claim float32
-    hardware.check_exact_possible("float32", "cpu")  # cuBLAS is not used there
-    monkeypatch.setenv(hardware.TF32_OVERRIDE, "0")
-    hardware.check_exact_possible("float32", "cuda")
+        exact.check_exact_possible("float32", "cuda")
+    exact.check_exact_possible("bfloat16", "cuda")  # reduced precision does not claim float32
+    exact.check_exact_possible("float32", "cpu")  # cuBLAS is not used there
+    monkeypatch.setenv(exact.TF32_OVERRIDE, "0")
+    exact.check_exact_possible("float32", "cuda")
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import torch
 
-from fastbertscore import hardware
+from fastbertscore import exact
 from fastbertscore.baselines.table import rescale
 from fastbertscore.compute import cached_scorer
 from fastbertscore.pipeline.tokens import Pieces, pieces
@@ -166,7 +166,7 @@ def _token_units(
 ) -> tuple[list[Unit], list[Unit], torch.Tensor | None, tuple[list[int], list[int]] | None]:
     cand, ref = (pieces(scorer.tokenizer, t, scorer.token_limit) for t in (candidate, reference))
     cand_emb, ref_emb = scorer.token_embeddings([cand.ids, ref.ids])
-    with hardware.exact_float32():  # similarities in float32 whatever the caller's TF32 switches
+    with exact.exact_float32():  # similarities in float32 whatever the caller's TF32 switches
         full = scorer.rescale_similarity((cand_emb @ ref_emb.T).float().cpu())
     c_keep = [i for i, sp in enumerate(cand.special) if not sp]
     r_keep = [j for j, sp in enumerate(ref.special) if not sp]

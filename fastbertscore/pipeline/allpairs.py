@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from fastbertscore import hardware
+from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import ceiling, keep_under_ceiling
 from fastbertscore.pipeline.batching import buckets, pad
@@ -174,7 +174,7 @@ def score_matrix(emb: Embedded, rows: list[int], cols: list[int], *, verbose: bo
     total = len(row_blocks) * (len(row_blocks) + 1) // 2 if symmetric else len(row_blocks) * len(col_blocks)
     with (
         torch.inference_mode(),
-        hardware.exact_float32(),
+        exact.exact_float32(),
         tqdm(total=total, desc="matching", unit="block", disable=not verbose) as bar,
     ):
         for a, rb in enumerate(row_blocks):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 from tqdm.auto import tqdm
 
-from fastbertscore import hardware
+from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.pipeline.batching import buckets, pad
@@ -86,7 +86,7 @@ def _run_batches(
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
 
     ``$FASTBERTSCORE_ENCODER_BATCH`` (:func:`~.budget.forced_batch_size`), when set, replaces ``batch_size``.
-    Float32 work runs in full float32 whatever the caller set (:func:`~fastbertscore.hardware.exact_float32`).
+    Float32 work runs in full float32 whatever the caller set (:func:`~fastbertscore.exact.exact_float32`).
     On a GPU the batches are copied from pinned memory without waiting, and the device is waited for once, at
     the end, to check that every embedding is finite. A batch that runs out of GPU memory is halved and retried,
     and later batches keep the smaller size; one text alone that does not fit is a clear error.
@@ -99,7 +99,7 @@ def _run_batches(
     pending = deque(buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
-    with hardware.exact_float32():
+    with exact.exact_float32():
         while pending:
             batch = pending.popleft()
             if len(batch) > cap:

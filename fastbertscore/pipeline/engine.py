@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import torch
 from tqdm.auto import tqdm
 
-from fastbertscore import hardware
+from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
 from fastbertscore.pipeline.batching import buckets, pad
@@ -95,7 +95,7 @@ def _run(
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
         torch.inference_mode(),
-        hardware.exact_float32(),
+        exact.exact_float32(),
         bar,
         KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
         ceiling(budget.ceiling(lambda: kept.bytes)),

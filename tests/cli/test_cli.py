@@ -171,7 +171,8 @@ def test_env_prints_what_a_bug_report_needs(capsys):
     assert lines["cpu capability"] == torch.backends.cpu.get_cpu_capability()
     assert lines["cpu native bf16"] == str(hardware.cpu_native_bf16())
     assert lines["cuda available"] == str(torch.cuda.is_available())
-    assert lines["dtype='auto' on cpu"] == ("bfloat16" if hardware.cpu_native_bf16() else "float32")
+    assert lines["dtype='auto' on cpu"] == hardware.auto_dtype("cpu")
+    assert ("measured" in lines["cpu bf16 speed-up"]) is hardware.cpu_native_bf16()
 
 
 def _run(command: list[str]) -> str:
