@@ -80,9 +80,10 @@ Args:
     long_inputs (str, extra): texts longer than the model's window: "truncate" (default, as bert-score),
         "window" (scored in full through overlapping windows) or "error".
     dtype (str, extra): "float32" (default, exact), "bfloat16" or "float16" (GPU): within about 2e-3, faster only
-        on hardware with native support (several times slower on CPUs without AMX/AVX512-BF16), or "auto": the
-        fastest precision that holds those bounds on the device (on a CUDA GPU, bfloat16 or float16). The resolved
-        precision is named in the hashcode.
+        where the hardware runs them faster (not every CPU with AVX512-BF16 does; several times slower without
+        it), or "auto": the fastest precision that holds those bounds on the device (on a CUDA GPU, bfloat16 or
+        float16; on a CPU, bfloat16 only where its measured matrix products are faster). The resolved precision
+        is named in the hashcode.
     window_stride (int, extra): with long_inputs="window", tokens neighbouring windows share (default a quarter).
     cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls (default: a sixteenth of
         the default memory budget; 0 turns it off). Changes no number.

@@ -91,8 +91,9 @@ class Settings:
         "float32",
         "--dtype",
         choices=DTYPE_CHOICES,
-        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and faster only with "
-        "native hardware support; auto picks the fastest that holds on the device",
+        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and faster only where "
+        "the hardware runs them faster; auto picks the fastest that holds on the device (on a CPU, bfloat16 only "
+        "where its matrix products measure faster)",
     )
     cache_mb: int = _option(0, "--cache_mb", type=int, help="keep up to this many MB of sentence embeddings in memory")
     memory_mb: int | None = _option(
