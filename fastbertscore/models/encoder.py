@@ -7,11 +7,13 @@ with whatever final norm the architecture applies, exactly as ``bert-score`` doe
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from fastbertscore.models.defaults import default_layer
 from fastbertscore.models.loading import load_pretrained, load_weights, resolve_model_source
@@ -33,6 +35,10 @@ _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5E
 _UNSUPPORTED = {
     "funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the text's tokens"
 }
+# Attention kernels for half precision on a GPU: all of torch's but cuDNN's, which builds an execution plan for each
+# new (batch, length) shape; length-sorted batches bring a new shape nearly every batch, so a one-off evaluation
+# paid that build on most of its batches (docs/speed.md, "On a GPU").
+_HALF_ATTENTION_ON_GPU = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 # Position schemes with no table to run past: relative (T5, XLNet; DeBERTa without position_biased_input) or rotary.
 _RELATIVE_POSITIONS = frozenset({"t5", "mt5", "umt5", "xlnet", "modernbert"})
 
@@ -55,7 +61,11 @@ class Encoder:
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Hidden states in float32 (autocast modes compute in lower precision, then widen)."""
         want_hidden = self.all_layers or self.hidden_index is not None
-        with torch.autocast(input_ids.device.type, dtype=self.autocast, enabled=self.autocast is not None):
+        device = input_ids.device.type
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.autocast(device, dtype=self.autocast, enabled=self.autocast is not None))
+            if device == "cuda" and self.autocast is not None:
+                stack.enter_context(sdpa_kernel(_HALF_ATTENTION_ON_GPU))
             out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
         if self.all_layers:
             hidden = torch.stack(out.hidden_states, dim=2)
