@@ -138,7 +138,7 @@ def stored_precision(dtype: str, device: str) -> str:
     on_cpu = kind == "cpu"
     if dtype == "bfloat16" and on_cpu and not hardware.cpu_bf16_pays():
         logger.warning(
-            "dtype='bfloat16': %s, so it runs slower than float32 here; use dtype='auto' (float32 on this CPU) "
+            "dtype='bfloat16': %s, so it gains nothing over float32 here; use dtype='auto' (float32 on this CPU) "
             "unless you need these bfloat16 numbers",
             hardware.cpu_bf16_gap(),
         )
