@@ -1,6 +1,6 @@
 """The default English model's size, side by side: bert-score 0.3.13 and fastbertscore on a roberta-large-shaped encoder.
 
-    python benchmarks/large_model.py                # writes benchmarks/large_model_results.md and prints it
+    python benchmarks/large_model.py                # writes benchmarks/large_model_results.md (+ .json), prints it
     python benchmarks/large_model.py --rounds 1 --pairs 40 --out /tmp/large.md      # a smoke run
 
 ``lang="en"`` means roberta-large at layer 17 (24 layers, width 1,024, 16 heads, feed-forward 4,096). Nothing can
@@ -160,7 +160,7 @@ def table(rows: list[dict], n: int, rounds: int, load: tuple[str, str]) -> str:
         f"system), one score call each; median of {rounds} alternating round(s), each in its own process "
         "(benchmarks/large_model.py). max |ΔF| is against bert-score on the same pairs (random weights).\n\n"
         "| contender | dtype | s (median) | range s | × bert-score | encoder s | real tokens | padded tokens | "
-        "ms / 1k padded tokens | peak RSS MB | max abs ΔF |\n"
+        "ms / padded token | peak RSS MB | max abs ΔF |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = ""
@@ -170,7 +170,7 @@ def table(rows: list[dict], n: int, rounds: int, load: tuple[str, str]) -> str:
         body += (
             f"| {r['contender']} | {r['dtype']} | {r['seconds']:.1f} | {spread} | {r['speedup']:.2f} | "
             f"{r['encoder_seconds']:.1f} | {r['real']:,} | {r['padded']:,} | "
-            f"{1000 * r['encoder_seconds'] / r['padded'] * 1000:.1f} | {r['peak_rss_mb']:.0f} | {delta} |\n"
+            f"{1000 * r['encoder_seconds'] / r['padded']:.2f} | {r['peak_rss_mb']:.0f} | {delta} |\n"
         )
     return head + body
 
@@ -208,8 +208,10 @@ def main() -> int:
     finally:
         if temporary:
             shutil.rmtree(folder.parent, ignore_errors=True)
-    text = table(summarise(runs), args.pairs, args.rounds, (before, _load()))
+    rows = summarise(runs)
+    text = table(rows, args.pairs, args.rounds, (before, _load()))
     Path(args.out).write_text(text, encoding="utf-8")
+    Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     print(text)
     return 0
 
