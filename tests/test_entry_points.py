@@ -208,6 +208,8 @@ def _torchmetrics_path(case: Case) -> None:
     case.close((out["precision"], out["recall"], out["f1"]), what="torchmetrics")
 
 
+@pytest.mark.slow
+@pytest.mark.every_path
 @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(drawn=OPTIONS)
 @example(
