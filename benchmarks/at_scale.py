@@ -97,7 +97,8 @@ class MapScorer:
         ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
         add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"])["f1"]}
         out = ds.map(add, batched=True, batch_size=MAP_BATCH, keep_in_memory=True)
-        return None, None, torch.tensor(out["f1"])
+        # to_dict reads the column in one go; out["f1"] is a lazy Column that indexes row by row (1 s for the file)
+        return None, None, torch.tensor(out.to_dict()["f1"])
 
 
 def _rss_mb() -> float:
@@ -183,6 +184,8 @@ def child(contender: str, order: str, n: int, out: str) -> None:
         "rss_loaded_mb": loaded,
         "peak_rss_mb": peak,
         "tokens_ratio": tokens.real / distinct,
+        "encoder_seconds": tokens.seconds,
+        "padded_ratio": tokens.padded / max(tokens.real, 1),
         "dtype": getattr(scorer, "dtype", "float32"),
         "F": [float(x) for x in F],
     }
@@ -217,9 +220,12 @@ def table(rows: list[dict]) -> str:
     head = (
         f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 at layer {LAYER}, "
         f"{time.strftime('%Y-%m-%d')}; each run in its own process (benchmarks/at_scale.py): bert-score and "
-        "fastbertscore run in alternating rounds (the median and the range of their rounds), the others once.\n\n"
-        "| order | pairs | contender | s (median) | range s | ms/pair | speed-up | against | RSS loaded MB | "
-        "peak RSS MB | tokens run / distinct | max abs ΔF |\n|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"
+        "fastbertscore run in alternating rounds (the median and the range of their rounds; peak RSS: the median of the "
+        "rounds' peaks), the others once. Encoder s: the time inside the Hugging Face model's calls; padded / real: "
+        "the tokens those calls ran over the real ones.\n\n"
+        "| order | pairs | contender | s (median) | range s | ms/pair | speed-up | against | encoder s | RSS loaded MB | "
+        "peak RSS MB (range) | tokens run / distinct | padded / real | max abs ΔF |\n"
+        "|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
     )
     body = ""
     for r in rows:
@@ -228,10 +234,20 @@ def table(rows: list[dict]) -> str:
         body += (
             f"| {r['order']} | {r['pairs']} | {r['contender']} | {r['seconds']:.1f} | {_range(r['rounds'])} "
             f"| {1000 * r['seconds'] / r['pairs']:.2f}"
-            f" | {ratio} | {r.get('against', 'bert-score')} | {r['rss_loaded_mb']:.0f} | {r['peak_rss_mb']:.0f} "
-            f"| {r['tokens_ratio']:.3f} | {delta} |\n"
+            f" | {ratio} | {r.get('against', 'bert-score')} | {_num(r, 'encoder_seconds', '.1f')}"
+            f" | {r['rss_loaded_mb']:.0f} | {r['peak_rss_mb']:.0f}{_peak_range(r)} "
+            f"| {r['tokens_ratio']:.3f} | {_num(r, 'padded_ratio', '.3f')} | {delta} |\n"
         )
     return head + body
+
+
+def _num(row: dict, key: str, spec: str) -> str:
+    return "–" if row.get(key) is None else format(row[key], spec)
+
+
+def _peak_range(row: dict) -> str:
+    peaks = row.get("peak_rss_rounds") or []
+    return f" ({min(peaks):.0f}–{max(peaks):.0f})" if len(peaks) > 1 else ""
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -256,9 +272,16 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def _median(done: list[dict]) -> dict:
-    """The run of median time (its RSS and tokens), with every round's seconds."""
+    """The run of median time (its tokens), with every round's seconds and peak RSS, and the median peak RSS (a
+    process's peak moves by tens of MB between identical runs with the heap's layout)."""
     ordered = sorted(done, key=lambda r: r["seconds"])
-    return {**ordered[(len(ordered) - 1) // 2], "rounds": [r["seconds"] for r in done]}
+    peaks = sorted(r["peak_rss_mb"] for r in done)
+    return {
+        **ordered[(len(ordered) - 1) // 2],
+        "rounds": [r["seconds"] for r in done],
+        "peak_rss_rounds": [r["peak_rss_mb"] for r in done],
+        "peak_rss_mb": peaks[(len(peaks) - 1) // 2],
+    }
 
 
 def _range(seconds: list[float]) -> str:
@@ -276,7 +299,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", default=",".join(ORDERS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
-    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument("--contenders", default=";".join(CONTENDERS), help="names separated by ';' (they hold commas)")
     parser.add_argument("--out", default=str(HERE / "at_scale_results.md"))
     parser.add_argument("--plot", default=str(ROOT / "docs" / "at_scale.png"))
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of bert-score and fastbertscore")
@@ -299,7 +322,10 @@ def main() -> int:
         return 2
     from fastbertscore import hardware
 
-    contenders = args.contenders.split(",")
+    contenders = [name.strip() for name in args.contenders.split(";")]
+    unknown = [name for name in contenders if name not in CONTENDERS]
+    if unknown:
+        parser.error(f"unknown contender(s) {unknown}; choose from {list(CONTENDERS)}")
     if not args.evaluate_module and MAPS[0] in contenders:
         contenders.remove(MAPS[0])
         print("no --evaluate-module: evaluate's own module is left out", flush=True)
