@@ -38,11 +38,12 @@ Limitations and bias:
   long_inputs="window" scores them in full.
 - The embeddings carry the biases of their pretraining data; a high score means similar wording and meaning to the
   reference, not a correct or fair text. Low-resource languages get multilingual models with weaker embeddings.
-- Where fastbertscore differs from bert-score on purpose: a pair whose token similarities are all negative scores
-  as bert-score with batch_size=1 (padding never counts as a match; bert-score's batched run differs by up to about
+- Where fastbertscore differs from bert-score on purpose: a pair whose token similarities are all negative scores as
+  bert-score with batch_size=1 (padding never counts as a match; bert-score's batched run differs by up to about
   1.4e-3 there); an empty text scores 0 with a warning (bert-score crashes); a model without a tuned layer gets
-  three quarters of its depth (bert-score: KeyError); idf over a single reference falls back to plain weights
-  (bert-score: NaN); an unknown lang is a ValueError (bert-score: multilingual BERT).
+  three quarters of its depth (bert-score: KeyError); a text whose idf weights are all 0 (with idf over one
+  reference, that reference) falls back to plain weights (bert-score: NaN recall, F1 0); an unknown lang is a
+  ValueError (bert-score: multilingual BERT).
 
 Further references:
 - BERTScore: Evaluating Text Generation with BERT, https://arxiv.org/abs/1904.09675

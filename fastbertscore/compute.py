@@ -35,12 +35,18 @@ def clear_model_cache() -> None:
 
 def cached_scorer(settings: Settings) -> BERTScorer:
     """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes (they
-    change no number: callers pass them per call)."""
+    change no number: callers pass them per call). Settings that differ from the last ones in idf alone (each
+    ``datasets.map`` batch with ``idf=True`` counts idf over its own references) get a scorer on the same loaded
+    model, so the embeddings it keeps between calls carry over: no embedding depends on idf."""
     key = settings.numbers_key(ignore=("batch_size", "nthreads"))
     with _lock:
         scorer = _scorers.get(key)
+        last = next(iter(_scorers.values()), None)
     if scorer is None:
-        scorer = BERTScorer.from_settings(settings)
+        if last is not None and last.settings.differs_in_idf_only(settings):
+            scorer = last.for_idf_of(settings)
+        else:
+            scorer = BERTScorer.from_settings(settings)
         with _lock:
             _scorers.clear()
             _scorers[key] = scorer

@@ -244,9 +244,15 @@ def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping
     the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
     links, case-insensitive file systems).
 
+    Every output is also checked to be writable where it is named (not a folder, in a folder that exists and can
+    be written), so a bad output path fails before any model work, not after it.
+
     Raises:
-        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``).
+        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``), or the output and
+            what is wrong with its path.
     """
+    for name, path in outputs.items():
+        _check_writable(name, Path(path))
     named = list(outputs.items())
     for i, (out_name, out_path) in enumerate(named):
         others = [*named[:i], *inputs.items()]
@@ -255,6 +261,16 @@ def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping
                 raise ValueError(
                     f"{out_name} {out_path} would overwrite {other_name} {other_path}: write it to another file"
                 )
+
+
+def _check_writable(name: str, path: Path) -> None:
+    folder = path.parent
+    if path.is_dir():
+        raise ValueError(f"{name} {path} is a folder: name a file to write")
+    if not folder.is_dir():
+        raise ValueError(f"{name} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{name} {path} cannot be written here (no write permission)")
 
 
 def _same_file(a: Path, b: Path) -> bool:

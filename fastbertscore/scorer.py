@@ -92,9 +92,16 @@ class BERTScorer:
         """Another scorer on this one's loaded model (the same :class:`Embedder`, caches included) that weighs
         tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the ranks of a
         process group. This scorer is not changed."""
+        return self.for_idf_of(self.settings.replace(idf=True, idf_sents=None), idf)
+
+    def for_idf_of(self, settings: Settings, idf: IdfWeights | None = None) -> BERTScorer:
+        """Another scorer on this one's loaded model for ``settings``, which differ from its own in idf alone
+        (:meth:`Settings.differs_in_idf_only`, else ``ValueError``); ``idf`` as in :meth:`from_settings`."""
+        if not self.settings.differs_in_idf_only(settings):
+            raise ValueError("for_idf_of: the settings differ from this scorer's in more than idf")
         cls = type(self)
         other = cls.__new__(cls)
-        cls._set_up(other, self.settings.replace(idf=True, idf_sents=None), idf, self.embedder)
+        cls._set_up(other, settings, idf, self.embedder)
         return other
 
     def _set_up(self, settings: Settings, idf: IdfWeights | None, embedder: Embedder) -> None:
@@ -131,12 +138,8 @@ class BERTScorer:
     use_custom_baseline = _forward(lambda self: self.settings.baseline_path is not None)
     use_fast_tokenizer = _forward(lambda self: self.settings.use_fast_tokenizer)
     tokenizer = _forward(lambda self: self.embedder.tokenizer)
-    max_length = _forward(
-        lambda self: self.embedder.max_length, doc="Longest input in tokens, special tokens included."
-    )
-    token_limit = _forward(
-        lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if anywhere."
-    )
+    max_length = _forward(lambda self: self.embedder.max_length, doc="Longest input in tokens, specials included.")
+    token_limit = _forward(lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if at all.")
     cache = _forward(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
     disk_cache = _forward(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
 

@@ -190,6 +190,12 @@ class Settings:
             out.append((f.name, str(value) if isinstance(value, os.PathLike) else value))
         return tuple(out)
 
+    def differs_in_idf_only(self, other: Settings) -> bool:
+        """Whether ``other`` gives the same embeddings: it differs from these settings at most in the idf fields,
+        batch size and thread count (a scorer for it may share this one's loaded model and caches)."""
+        ignore = ("batch_size", "nthreads", "idf", "idf_sents")
+        return self.numbers_key(ignore=ignore) == other.numbers_key(ignore=ignore)
+
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]

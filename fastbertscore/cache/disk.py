@@ -7,7 +7,7 @@ temporary name and renamed into place, so a crash never leaves a half-written en
 A file is used only when everything in it checks out against what the cache expects: its header is small,
 flat JSON naming the hash of its own key (a file copied under another text's name is refused), a shape of
 exactly ``(tokens, *token_shape)`` in whole numbers, and the sha256 of a payload of that many finite float32
-values. Any other file is counted, reported, deleted where possible and recomputed, never used.
+values, each token vector of unit length. A folder, pipe or device in an entry's place is never read. Any other file is counted, reported, deleted where possible and recomputed, never used.
 
 The cache only ever costs speed, never a score or a crash: a folder that cannot be made or read turns the cache
 off, and one that cannot be written turns its writes off (entries already there are still read), each with
@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import stat
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,9 @@ _OLD_MAGICS = (b"FBSEMB1\n",)  # entries of an earlier format: replaced without 
 _HEADER_SIZE = struct.Struct("<I")
 #: The largest header read; one of ours is about 190 bytes (key, shape, checksum).
 MAX_HEADER_BYTES = 1024
+#: How far from 1 a stored token vector's length may be: every embedding is unit-norm per token in float32, whose
+#: rounding moves a 1024-wide vector's length by under 1e-6; a planted entry of other lengths would move scores.
+UNIT_NORM_SLACK = 1e-4
 #: Where entries are written before they are renamed into place; swept of stale files when the cache opens.
 TEMPORARY_FOLDER = "tmp"
 
@@ -102,13 +106,17 @@ class DiskCache:
         key = entry_key(ids)
         path = self.folder / key[:2] / f"{key}.emb"
         try:
-            with open(path, "rb") as f:
-                data = f.read(_largest_file(len(ids), self.token_shape) + 1)  # a bigger file is refused unread
+            data = _read_regular(path, _largest_file(len(ids), self.token_shape) + 1)  # a bigger file: refused unread
         except FileNotFoundError:
             self.misses += 1
             return None
         except OSError as error:
             self._turn_off("read", error, reads=True)
+            return None
+        if data is None:  # a folder, pipe or device where an entry should be: never opened for reading
+            self.misses += 1
+            self.corrupted += 1
+            logger.warning("embedding cache entry %s is not a regular file; recomputing its text", path)
             return None
         embedding, problem = decode(data, key=key, tokens=len(ids), token_shape=self.token_shape)
         if embedding is not None:
@@ -206,7 +214,24 @@ def decode(
     embedding = torch.frombuffer(bytearray(payload), dtype=torch.float32).reshape(expected)
     if not bool(torch.isfinite(embedding).all()):
         return None, "values that are not finite"
+    if not bool(((embedding.norm(dim=-1) - 1).abs() <= UNIT_NORM_SLACK).all()):
+        return None, "token vectors that are not of unit length"
     return embedding, None
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of ``path``, or None when it is not a regular file (opened without blocking, so a
+    named pipe planted in the folder cannot hang the call)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1  # the file object closes it
+            return f.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _header(raw: bytes, size: int) -> tuple[dict[str, object] | None, str | None]:

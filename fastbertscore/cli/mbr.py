@@ -26,7 +26,11 @@ def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
     from fastbertscore.validate import check_groups
 
-    inputs = {"samples": args.samples, **({"--references": args.references} if args.references else {})}
+    inputs = {
+        "samples": args.samples,
+        **({"--references": args.references} if args.references else {}),
+        **({"--baseline_path": args.baseline_path} if args.baseline_path else {}),
+    }
     refuse_overwriting_inputs({"-o": args.out}, inputs)
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
     references = (

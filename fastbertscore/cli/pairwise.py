@@ -60,7 +60,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.out.suffix.lower() not in (".tsv", ".npy"):
         raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
     refuse_overwriting_inputs(
-        {flag_of(args, "out", "-o"): args.out}, {"-a": args.a, **({"-r": args.b} if args.b is not None else {})}
+        {flag_of(args, "out", "-o"): args.out},
+        {
+            "-a": args.a,
+            **({"-r": args.b} if args.b is not None else {}),
+            **({"--baseline_path": args.baseline_path} if args.baseline_path else {}),
+        },
     )
     texts_a = file_lines(args.a, "-a")
     texts_b = None if args.b is None else file_lines(args.b, "-r")

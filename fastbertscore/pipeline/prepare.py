@@ -104,6 +104,7 @@ def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) 
 def warn_empty(tok: Tokenized, what: str, units: Sequence[int], label: Callable[[int], str]) -> None:
     """One warning for the items whose text is empty (item ``i`` is distinct text ``units[i]``), naming the first
     as ``label(i)`` gives it; ``what`` names the items (``"candidate(s)"``)."""
-    empty = [i for i, u in enumerate(units) if tok.is_empty(u)]
+    # Counted by their labels: with several references per candidate one candidate is the candidate of several pairs.
+    empty = list(dict.fromkeys(label(i) for i, u in enumerate(units) if tok.is_empty(u)))
     if empty:
-        logger.warning("%d %s empty (first: %s): %s", len(empty), what, label(empty[0]), EMPTY_SCORES)
+        logger.warning("%d %s empty (first: %s): %s", len(empty), what, empty[0], EMPTY_SCORES)

@@ -69,6 +69,10 @@ def score_distributed(
         raise ValueError(f"to={to!r} is not one of all, rank0")
     settings = settings if settings is not None else Settings.from_options("score_distributed()", options)
     rank, world = dist.get_rank(group), dist.get_world_size(group)
+    if settings.dtype == "auto":  # measured on each machine: the ranks take the first rank's answer, so all agree
+        chosen = [settings.resolved_dtype if rank == 0 else None]
+        dist.broadcast_object_list(chosen, src=dist.get_global_rank(group, 0) if group is not None else 0, group=group)
+        settings = settings.replace(dtype=chosen[0])
     pairs = check_pairs(cands, refs)
     idf = settings.idf is True and settings.idf_sents is None
     scorer = BERTScorer.from_settings(settings)
@@ -109,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
     args = parser.parse_args(argv)
     try:
-        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref})
+        baseline = {"--baseline_path": args.baseline_path} if args.baseline_path else {}
+        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref, **baseline})
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

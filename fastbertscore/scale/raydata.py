@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     try:
-        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs})
+        baseline = {"--baseline_path": args.baseline_path} if getattr(args, "baseline_path", None) else {}
+        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs, **baseline})
         cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
     except ValueError as error:
         print(f"error: {args.pairs}: {error}", file=sys.stderr)

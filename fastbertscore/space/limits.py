@@ -6,6 +6,9 @@ One model thread serves every user, so each bound keeps one request from holding
 
 from __future__ import annotations
 
+import math
+from typing import TypeGuard
+
 #: Rows of a Batch file, and segments (references) of a comparison.
 MAX_ROWS = 2000
 #: References of one candidate: lines of the Pair tab's reference box, references of one Batch row (its
@@ -74,7 +77,7 @@ def check_samples(n_samples: object) -> int | None:
     """
     if n_samples is None or n_samples == 0:
         return None
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, float)) or n_samples != int(n_samples):
+    if not _whole(n_samples):
         raise ValueError(f"Resamples / trials must be a whole number; got {n_samples!r}")
     if not 0 < n_samples <= MAX_SAMPLES:
         raise ValueError(f"Resamples / trials is {int(n_samples):,}; the Space runs at most {MAX_SAMPLES:,}")
@@ -87,9 +90,16 @@ def check_seed(seed: object) -> int:
     Raises:
         ValueError: no seed, or not a whole number.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, float)) or seed != int(seed):
+    if not _whole(seed):
         raise ValueError(f"Seed must be a whole number; got {seed!r}")
     return int(seed)
+
+
+def _whole(value: object) -> TypeGuard[int | float]:
+    """A whole number as a number box sends it: an int, or a finite float without a fraction (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or (math.isfinite(value) and value == int(value))
 
 
 def check_pairs(pairs: int, what: str, max_pairs: int = MAX_PAIRS) -> None:

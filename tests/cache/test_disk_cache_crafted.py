@@ -22,7 +22,8 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 IDS = [101, 2023, 2003, 102]
 WIDTH = 6
-STORED = torch.arange(len(IDS) * WIDTH, dtype=torch.float32).reshape(len(IDS), WIDTH) / 100
+_RAW = torch.arange(1, len(IDS) * WIDTH + 1, dtype=torch.float32).reshape(len(IDS), WIDTH)
+STORED = _RAW / _RAW.norm(dim=-1, keepdim=True)  # unit length per token, as every stored embedding is
 KEY = entry_key(IDS)
 PAYLOAD = STORED.numpy().tobytes()
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -71,6 +72,29 @@ def test_header_size_and_non_finite_values_are_bounded():
     nan[1, 2] = float("nan")
     problem = decode(encode(nan, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
     assert problem == "values that are not finite"
+
+
+def test_a_sound_entry_of_other_lengths_is_refused():
+    """A file with the right key, shape and checksum whose vectors are not unit length (planted by hand) would move
+    every score it enters: refused like any damaged entry."""
+    for scale in (1000.0, 0.5, 0.0):
+        problem = decode(encode(STORED * scale, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
+        assert problem == "token vectors that are not of unit length"
+
+
+@pytest.mark.parametrize("kind", ["a named pipe", "a folder"])
+def test_something_other_than_a_file_in_an_entrys_place_is_a_miss_and_never_blocks(tmp_path, kind, caplog):
+    cache = DiskCache(tmp_path, "fingerprint", {}, token_shape=(WIDTH,))
+    path = cache.path_for(IDS)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a named pipe":
+        os.mkfifo(path)  # opening it for reading the usual way waits for a writer, for ever
+    else:
+        path.mkdir()
+    with caplog.at_level("WARNING", logger="fastbertscore.cache.disk"):
+        assert cache.get(IDS) is None
+    assert "is not a regular file" in caplog.text
+    assert cache.readable, "one odd entry costs that entry, not the cache"
 
 
 # -- property: random and crafted files under an entry's name -------------------------------------------------
@@ -138,7 +162,8 @@ def test_no_file_under_an_entrys_name_makes_the_cache_raise_or_change_a_number(c
 
 
 @pytest.mark.parametrize(
-    "craft", ["infinite dimension", "negative dimensions", "deep nesting", "another text's key", "huge header"]
+    "craft",
+    ["infinite dimension", "negative dimensions", "deep nesting", "another text's key", "huge header", "scaled"],
 )
 def test_crafted_entries_in_a_real_cache_are_refused_and_the_scores_do_not_move(mt_pairs, tmp_path, craft, caplog):
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
@@ -153,6 +178,10 @@ def test_crafted_entries_in_a_real_cache_are_refused_and_the_scores_do_not_move(
         crafted = scorer.disk_cache.path_for(scorer.tokenizer(cands[0])["input_ids"]).read_bytes()
     elif craft == "huge header":
         crafted = data[:8] + struct.pack("<I", 2**32 - 1) + data[12:]
+    elif craft == "scaled":  # every check but the vectors' length passes: key, shape, checksum, finite values
+        scaled = (torch.frombuffer(bytearray(payload), dtype=torch.float32) * 1000).numpy().tobytes()
+        raw = json.dumps({**header, "sha256": hashlib.sha256(scaled).hexdigest()}).encode()
+        crafted = data[:8] + struct.pack("<I", len(raw)) + raw + scaled
     elif craft == "deep nesting":
         crafted = data[:8] + struct.pack("<I", 2000) + b"[" * 1000 + b"]" * 1000 + payload
     else:

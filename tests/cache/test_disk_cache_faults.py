@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -68,8 +69,8 @@ def test_an_entry_that_cannot_be_read_turns_the_cache_off(tiny_model, tmp_path, 
     first = fb.BERTScorer(model_type=model, num_layers=2, cache_dir=tmp_path)
     expected = first.score(CANDS, REFS)
     path = first.disk_cache.path_for(first.tokenizer(REFS[0])["input_ids"])
-    path.unlink()
-    path.mkdir()  # reading it raises IsADirectoryError, deleting it too
+    shutil.rmtree(path.parent)
+    path.parent.write_text("")  # a file where the entry's folder was: opening the entry raises NotADirectoryError
     with caplog.at_level("WARNING", logger="fastbertscore.cache.disk"):
         again = fb.BERTScorer(model_type=model, num_layers=2, cache_dir=tmp_path)
         assert_scores_close(again.score(CANDS, REFS), expected)

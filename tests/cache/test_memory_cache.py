@@ -57,3 +57,35 @@ def test_the_protected_share_gives_way_to_newer_texts_asked_for_again():
     assert cache.bytes <= cache.max_bytes
     assert cache.get([5]) is not None and cache.get([4]) is not None  # the most recent stay
     assert cache.get([0]) is None  # the oldest left
+
+
+def test_compute_keeps_its_embeddings_between_calls_whatever_their_idf(mt_pairs):
+    """Each datasets.map batch with idf=True counts idf over its own references, so its settings differ from the
+    last batch's: the scorer it gets still shares the loaded model and its cache (no embedding depends on idf)."""
+    import transformers
+    from torch.nn.modules.module import register_module_forward_hook
+
+    cands, refs = mt_pairs
+    options = {"model_type": MINILM, "num_layers": 4, "idf": True}
+    embedded: list[int] = []
+
+    def count(module, args, kwargs, output):
+        if isinstance(module, transformers.PreTrainedModel) and kwargs.get("attention_mask") is not None:
+            embedded.append(int(kwargs["attention_mask"].shape[0]))
+
+    fb.clear_model_cache()
+    fb.compute(predictions=cands[:30], references=refs[:30], **options)
+    hook = register_module_forward_hook(count, with_kwargs=True)
+    try:
+        second = fb.compute(predictions=cands[30:], references=refs[:30], **options)  # idf over the same refs
+        third = fb.compute(predictions=cands[:30], references=refs[30:], **options)  # idf over other refs
+    finally:
+        hook.remove()
+    seen = set(cands[:30]) | set(refs[:30])  # embedded by the first call
+    new_second = (set(cands[30:]) | set(refs[:30])) - seen
+    new_third = (set(cands[:30]) | set(refs[30:])) - seen - new_second
+    assert sum(embedded) == len(new_second) + len(new_third), "each text embedded by one call only"
+    for out, (c, r) in ((second, (cands[30:], refs[:30])), (third, (cands[:30], refs[30:]))):
+        fresh = fb.compute(predictions=c, references=r, cache_mb=0, **options)
+        assert_scores_close([torch.tensor(out[k]) for k in ("precision", "recall", "f1")],
+                            [torch.tensor(fresh[k]) for k in ("precision", "recall", "f1")])  # fmt: skip

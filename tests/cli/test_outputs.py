@@ -73,6 +73,35 @@ def test_pairwise_and_mbr_refuse_an_output_that_is_an_input(texts, tmp_path, cap
     assert json.loads(samples.read_text()) == TEXTS[:3]
 
 
+def test_no_output_overwrites_the_baseline_file_it_reads(texts, tmp_path, capsys):
+    baseline = tmp_path / "baseline.tsv"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.3,0.3,0.3\n" for i in range(7)))
+    before = baseline.read_bytes()
+    rescaled = ["--rescale_with_baseline", "--baseline_path", str(baseline)]
+    line = _refused(["pairwise", "-a", str(texts), "-o", str(baseline), *rescaled], capsys)
+    assert line.endswith(f"-o {baseline} would overwrite --baseline_path {baseline}: write it to another file")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps(TEXTS[:3]) + "\n")
+    line = _refused(["mbr", str(samples), "-o", str(baseline), *rescaled], capsys)
+    assert line.endswith(f"-o {baseline} would overwrite --baseline_path {baseline}: write it to another file")
+    assert baseline.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["a folder", "a missing folder"])
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_model_work(texts, tmp_path, capsys, where):
+    out = tmp_path / "matrix.tsv"
+    if where == "a folder":
+        out.mkdir()
+        expected = f"-o {out} is a folder: name a file to write"
+    else:
+        out = tmp_path / "no" / "matrix.tsv"
+        expected = f"-o {out}: the folder {out.parent} does not exist"
+    assert _refused(["pairwise", "-a", str(texts), "-o", str(out)], capsys).endswith(expected)
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps(TEXTS[:3]) + "\n")
+    assert _refused(["mbr", str(samples), "-o", str(out)], capsys).endswith(expected)
+
+
 #: A child that runs one command on a disk that fills up at ``limit`` bytes a file: the output cannot be written.
 ON_A_FULL_DISK = """
 import json, sys

@@ -191,6 +191,13 @@ def test_empty_and_blank_texts_score_zero(minilm_path, mt_pairs, caplog):
     assert "candidate(s) empty (first: cands[1])" in messages and "reference(s) empty (first: refs[3])" in messages
 
 
+def test_an_empty_candidate_with_several_references_is_counted_once(tiny_model, caplog):
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        fb.score(["", "a cat"], [["a", "b", "c"], ["the cat", "a dog"]], model_type=tiny_model("bert"), num_layers=2)
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert "1 candidate(s) empty (first: cands[0])" in messages
+
+
 def test_scores_do_not_depend_on_order_batch_or_company(tiny_model, mt_pairs):
     # Random weights give negative similarities, where bert-score's padding acts as a 0 match.
     path = tiny_model("electra")

@@ -47,6 +47,26 @@ def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, mu
     assert ranks[1]["rank0"] is None and len(ranks[0]["rank0"]) == 7
 
 
+def _worker_auto(rank, model, cands, refs):
+    from fastbertscore import hardware
+
+    hardware.cpu_bf16_pays = lambda: rank == 1  # the second machine measures bfloat16 as paying, the first not
+    P, R, F = score_distributed(cands, refs, model_type=model, num_layers=2, device="cpu", dtype="auto")
+    return [P.tolist(), R.tolist(), F.tolist()]
+
+
+@pytest.mark.distributed
+@pytest.mark.slow
+def test_ranks_that_measure_auto_differently_run_the_first_ranks_precision(tiny_model, mt_pairs, tmp_path):
+    """dtype="auto" is measured on each machine; ranks whose measurements disagree would gather shards computed
+    in two precisions. They all take the first rank's answer (float32 here)."""
+    model = tiny_model("bert")
+    cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
+    single = fb.score(cands, refs, model_type=model, num_layers=2, dtype="float32")
+    for result in on_gloo_ranks(_worker_auto, tmp_path, model, cands, refs):
+        assert_scores_close(torch.tensor(result), single, width=TINY_WIDTH, tokens=MAX_LEN)
+
+
 def _score_with_rank(batch, rank, model):
     import torch
 

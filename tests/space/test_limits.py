@@ -18,6 +18,8 @@ from fastbertscore.space.limits import (
     MAX_SAMPLES,
     MAX_SYSTEMS,
     MAX_UPLOAD_BYTES,
+    check_samples,
+    check_seed,
 )
 
 
@@ -112,3 +114,11 @@ def test_an_over_limit_request_is_refused_naming_the_limit_before_any_model_load
     message = str(raised.value)
     assert limit in message and "\n" not in message and str(tmp_path) not in message
     assert model_builds == []
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_number_boxes_refuse_what_is_not_a_finite_whole_number_naming_the_box(value):
+    with pytest.raises(ValueError, match=r"^Resamples / trials must be a whole number; got "):
+        check_samples(value)
+    with pytest.raises(ValueError, match=r"^Seed must be a whole number; got "):
+        check_seed(value)
