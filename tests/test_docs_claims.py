@@ -37,15 +37,8 @@ RULES = {
     "the evaluate route": statements.evaluate_route_findings,
     "language models": statements.language_findings,
 }
-#: docs/speed.md is being rewritten beside this test (its benchmark rows and its own history); these rules still find
-#: what the issue lists there. strict: the day the rewrite lands, an entry here that passes fails, and goes.
-PENDING = {
-    ("speed.md", "options and names"),  # `tf32=True` (write `TrainingArguments(tf32=True)`)
-    ("speed.md", "paths"),  # ../shared/data in the GPU dry run's command
-    ("speed.md", "no history"),  # issue numbers, "this VM", "run 3", clock times, "session"
-    ("speed.md", "figures name machine, date, version"),  # benchmarks/at_scale_results.md without its date
-    ("speed.md", "the evaluate route"),  # evaluate.load("bertscore")'s compute
-}
+#: Rules a page is known to break, each with why (strict xfails: an entry that passes fails, and goes).
+PENDING: set[tuple[str, str]] = set()
 
 
 def _cases():
