@@ -244,8 +244,8 @@ def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping
     the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
     links, case-insensitive file systems).
 
-    Every output is also checked to be writable where it is named (not a folder, in a folder that exists and can
-    be written), so a bad output path fails before any model work, not after it.
+    Every output is also checked to be writable where it is named (not a folder; under a folder that can be
+    written, missing folders being made by the writer), so a bad output path fails before any model work.
 
     Raises:
         ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``), or the output and
@@ -264,12 +264,14 @@ def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping
 
 
 def _check_writable(name: str, path: Path) -> None:
-    folder = path.parent
+    """An output's path can be written: not a folder, and its nearest existing folder (the writer makes the rest)
+    is a folder that can be written."""
     if path.is_dir():
         raise ValueError(f"{name} {path} is a folder: name a file to write")
-    if not folder.is_dir():
-        raise ValueError(f"{name} {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    existing = next(parent for parent in path.absolute().parents if parent.exists())
+    if not existing.is_dir():
+        raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise ValueError(f"{name} {path} cannot be written here (no write permission)")
 
 

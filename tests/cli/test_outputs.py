@@ -87,15 +87,16 @@ def test_no_output_overwrites_the_baseline_file_it_reads(texts, tmp_path, capsys
     assert baseline.read_bytes() == before
 
 
-@pytest.mark.parametrize("where", ["a folder", "a missing folder"])
+@pytest.mark.parametrize("where", ["a folder", "under a file"])
 def test_an_output_path_that_cannot_be_written_is_refused_before_any_model_work(texts, tmp_path, capsys, where):
     out = tmp_path / "matrix.tsv"
     if where == "a folder":
         out.mkdir()
         expected = f"-o {out} is a folder: name a file to write"
-    else:
-        out = tmp_path / "no" / "matrix.tsv"
-        expected = f"-o {out}: the folder {out.parent} does not exist"
+    else:  # a missing folder is made by the writer; a file where a folder should be cannot be
+        (tmp_path / "file.txt").write_text("")
+        out = tmp_path / "file.txt" / "sub" / "matrix.tsv"
+        expected = f"-o {out}: {tmp_path / 'file.txt'} is a file, not a folder"
     assert _refused(["pairwise", "-a", str(texts), "-o", str(out)], capsys).endswith(expected)
     samples = tmp_path / "samples.jsonl"
     samples.write_text(json.dumps(TEXTS[:3]) + "\n")
