@@ -238,6 +238,13 @@ def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()
         parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
 
 
+def files_read(args: argparse.Namespace) -> dict[str, str]:
+    """The files the settings' flags name for reading (``--baseline_path``), as
+    :func:`~fastbertscore.files.refuse_overwriting_inputs` takes inputs, so no command writes over them."""
+    path = getattr(args, "baseline_path", None)
+    return {"--baseline_path": path} if path else {}
+
+
 def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:
     """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
     given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}

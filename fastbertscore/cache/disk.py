@@ -7,7 +7,8 @@ temporary name and renamed into place, so a crash never leaves a half-written en
 A file is used only when everything in it checks out against what the cache expects: its header is small,
 flat JSON naming the hash of its own key (a file copied under another text's name is refused), a shape of
 exactly ``(tokens, *token_shape)`` in whole numbers, and the sha256 of a payload of that many finite float32
-values, each token vector of unit length. A folder, pipe or device in an entry's place is never read. Any other file is counted, reported, deleted where possible and recomputed, never used.
+values, each token vector of unit length. A folder, pipe or device in an entry's place is never read. Any other
+file is counted, reported, deleted where possible and recomputed, never used.
 
 The cache only ever costs speed, never a score or a crash: a folder that cannot be made or read turns the cache
 off, and one that cannot be written turns its writes off (entries already there are still read), each with

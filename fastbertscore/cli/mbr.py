@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fastbertscore.cli.common import add_common, guarded, json_lines, settings_from
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
+from fastbertscore.settings import files_read
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -29,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     inputs = {
         "samples": args.samples,
         **({"--references": args.references} if args.references else {}),
-        **({"--baseline_path": args.baseline_path} if args.baseline_path else {}),
+        **files_read(args),
     }
     refuse_overwriting_inputs({"-o": args.out}, inputs)
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work

@@ -18,6 +18,7 @@ from fastbertscore.cli.common import (
     settings_from,
 )
 from fastbertscore.files import refuse_overwriting_inputs, write_atomic
+from fastbertscore.settings import files_read
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -64,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
         {
             "-a": args.a,
             **({"-r": args.b} if args.b is not None else {}),
-            **({"--baseline_path": args.baseline_path} if args.baseline_path else {}),
+            **files_read(args),
         },
     )
     texts_a = file_lines(args.a, "-a")

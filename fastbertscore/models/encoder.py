@@ -62,10 +62,9 @@ class Encoder:
         """Hidden states in float32 (autocast modes compute in lower precision, then widen)."""
         want_hidden = self.all_layers or self.hidden_index is not None
         device = input_ids.device.type
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(torch.autocast(device, dtype=self.autocast, enabled=self.autocast is not None))
-            if device == "cuda" and self.autocast is not None:
-                stack.enter_context(sdpa_kernel(_HALF_ATTENTION_ON_GPU))
+        half_on_gpu = device == "cuda" and self.autocast is not None
+        attention = sdpa_kernel(_HALF_ATTENTION_ON_GPU) if half_on_gpu else contextlib.nullcontext()
+        with torch.autocast(device, dtype=self.autocast, enabled=self.autocast is not None), attention:
             out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
         if self.all_layers:
             hidden = torch.stack(out.hidden_states, dim=2)

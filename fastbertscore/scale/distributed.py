@@ -21,7 +21,7 @@ from fastbertscore.files import read_lines, refuse_overwriting_inputs, write_sco
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings, add_arguments, from_arguments
+from fastbertscore.settings import Settings, add_arguments, files_read, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 
@@ -113,8 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
     args = parser.parse_args(argv)
     try:
-        baseline = {"--baseline_path": args.baseline_path} if args.baseline_path else {}
-        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref, **baseline})
+        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref, **files_read(args)})
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

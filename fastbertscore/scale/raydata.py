@@ -24,7 +24,7 @@ from fastbertscore.files import pairs_from_rows, read_rows, refuse_overwriting_i
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings, add_arguments, from_arguments
+from fastbertscore.settings import Settings, add_arguments, files_read, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 if TYPE_CHECKING:
@@ -198,8 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     try:
-        baseline = {"--baseline_path": args.baseline_path} if getattr(args, "baseline_path", None) else {}
-        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs, **baseline})
+        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs, **files_read(args)})
         cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
     except ValueError as error:
         print(f"error: {args.pairs}: {error}", file=sys.stderr)
