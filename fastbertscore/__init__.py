@@ -10,6 +10,7 @@ from fastbertscore.hashing import get_hash
 from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
 from fastbertscore.models.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
+from fastbertscore.phases import phase_times
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
@@ -64,6 +65,7 @@ __all__ = [
     "model2layers",
     "pairs_from_rows",
     "pairwise",
+    "phase_times",
     "read_lines",
     "read_rows",
     "score",

@@ -48,3 +48,24 @@ def pad(rows: Sequence[torch.Tensor], value: float = 0) -> tuple[torch.Tensor, t
     lengths = torch.tensor([row.shape[0] for row in rows])
     mask = torch.arange(int(lengths.max()) if len(rows) else 0) < lengths.unsqueeze(1)
     return padded, mask.to(padded.device, non_blocking=True)
+
+
+def gather(
+    flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor, members: torch.Tensor, value: float = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows packed end to end in ``flat`` (row ``i``: ``lengths[i]`` entries from ``starts[i]``), the rows
+    ``members`` padded with ``value`` to ``(n, T, ...)`` by one indexed copy, and their ``(n, T)`` bool mask; the
+    index is built on the host and the copy made on ``flat``'s device.
+
+    Example:
+        >>> padded, mask = gather(torch.tensor([5, 6, 7, 8]), torch.tensor([0, 1]), torch.tensor([1, 3]), torch.tensor([1, 0]))
+        >>> padded.tolist(), mask.tolist()
+        ([[6, 7, 8], [5, 0, 0]], [[True, True, True], [True, False, False]])
+    """
+    lengths = lengths[members]
+    positions = torch.arange(int(lengths.max()) if len(members) else 0)
+    mask = positions < lengths.unsqueeze(1)
+    index = (starts[members].unsqueeze(1) + positions).clamp(max=max(len(flat) - 1, 0))
+    padded = flat[index.to(flat.device, non_blocking=True)]
+    fill = mask.to(flat.device, non_blocking=True).view(*mask.shape, *([1] * (padded.dim() - 2)))
+    return padded.masked_fill(~fill, value) if len(flat) else padded, mask

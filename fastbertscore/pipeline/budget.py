@@ -40,6 +40,10 @@ CPU_STEP_CAP = 256 * MB
 MATCH_SHARE = 16
 #: The most similarity entries one matching step computes (64 MiB of float32), whatever the budget.
 MATCH_ENTRIES_CAP = 1 << 24
+#: On a CPU, the most a matching step computes (4 MiB of float32): buffers this small are reused from the heap,
+#: while larger ones are fresh pages from the OS each step, and zeroing those cost as much as the matching itself
+#: (docs/speed.md, "The host path").
+CPU_MATCH_ENTRIES_CAP = 1 << 20
 #: The encoder's working memory per token, in floats per unit of the embedding's width (float32 activations).
 ACTIVATION_FLOATS = 8
 #: On CUDA, encoder batches grow to fill this part of the free memory, at about this many floats a token per unit
@@ -69,6 +73,7 @@ class Budget:
     step_cap: int | None = CPU_STEP_CAP  # the most one step's texts take; None: no cap
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
+    match_cap: int = MATCH_ENTRIES_CAP  # the most similarity entries of one matching step, whatever the memory
 
     @property
     def step_share(self) -> int:
@@ -84,7 +89,7 @@ class Budget:
     @property
     def match_entries(self) -> int:
         """float32 entries in one matching step's similarities, and again in its padded copies."""
-        return max(1, min(MATCH_ENTRIES_CAP, self.memory_bytes // (MATCH_SHARE * FLOAT_BYTES)))
+        return max(1, min(self.match_cap, self.memory_bytes // (MATCH_SHARE * FLOAT_BYTES)))
 
     @property
     def match_bytes(self) -> int:
@@ -124,8 +129,9 @@ class Budget:
             fits = (free // GPU_ACTIVATION_SHARE) // (GPU_ACTIVATION_FLOATS * FLOAT_BYTES * width)
             max_tokens = max(max_tokens, min(GPU_MAX_TOKENS, fits) // GPU_TOKEN_STEP * GPU_TOKEN_STEP)
         step_cap = None if on_cuda else CPU_STEP_CAP
+        match_cap = MATCH_ENTRIES_CAP if on_cuda else CPU_MATCH_ENTRIES_CAP
         activation = max_tokens * width * FLOAT_BYTES * ACTIVATION_FLOATS
-        return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation)
+        return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation, match_cap)
 
 
 def default_memory(device: torch.device | str, free: int | None = None) -> int:

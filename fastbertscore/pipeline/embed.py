@@ -2,11 +2,12 @@
 
 :func:`encode` is what :meth:`~fastbertscore.pipeline.embedder.Embedder.embed` runs for the texts its cache does
 not hold; nothing else runs the encoder. Batches are cut by :func:`~.batching.buckets` and padded by
-:func:`~.batching.pad`, as every other step of the pipeline is.
+one indexed copy from the rows packed end to end (``_Packed``).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
 from collections.abc import Sequence
@@ -18,7 +19,8 @@ from tqdm.auto import tqdm
 from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
-from fastbertscore.pipeline.batching import buckets, pad
+from fastbertscore.phases import phase
+from fastbertscore.pipeline.batching import buckets, gather
 from fastbertscore.pipeline.budget import forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
@@ -94,6 +96,7 @@ def _run_batches(
     device = encoder.device
     batch_size = forced_batch_size() or batch_size
     lengths = [len(seq) for seq in rows]
+    packed = _Packed(rows, pad_id)
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
     pending = deque(buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size))
@@ -106,8 +109,9 @@ def _run_batches(
                 pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))
                 continue
             try:
-                input_ids, mask = _padded(rows, batch, pad_id, device)
-                hidden = normalize(encoder(input_ids, mask))
+                with phase("encoder", device):
+                    input_ids, mask = packed.batch(batch, device)
+                    hidden = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
                 if len(batch) == 1:
                     raise torch.cuda.OutOfMemoryError(_too_long(device, lengths[batch[0]], batch_size)) from None
@@ -125,7 +129,9 @@ def _run_batches(
                 pending.appendleft(batch)
                 _release(device)
                 continue
-            bad += ((~torch.isfinite(hidden)).flatten(2).any(dim=2) & mask.bool()).any(dim=1).sum()
+            # A unit-norm vector's entries lie in [-1, 1], so its sum is finite unless one of them is not (a zero,
+            # infinite or NaN hidden state normalises to NaN or inf): one reduction instead of a mask per entry.
+            bad += (~torch.isfinite(hidden.flatten(2).sum(dim=2)) & mask.bool()).any(dim=1).sum()
             for row, index in enumerate(batch):
                 out[index] = hidden[row, : lengths[index]]
             if progress is not None:
@@ -139,16 +145,23 @@ def _run_batches(
     return done
 
 
-def _padded(
-    rows: list[list[int]], batch: list[int], pad_id: int, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token ids and attention mask of ``batch``, padded, on ``device``: built on the host, copied from pinned
-    memory without waiting when the device is a GPU."""
-    input_ids, mask = pad([torch.tensor(rows[index], dtype=torch.long) for index in batch], pad_id)
-    mask = mask.long()
-    if device.type == "cuda":
-        return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
-    return input_ids.to(device), mask.to(device)
+class _Packed:
+    """Token id rows packed one after the other, so that a batch is padded by one indexed copy."""
+
+    def __init__(self, rows: list[list[int]], pad_id: int):
+        self.lengths = torch.tensor([len(seq) for seq in rows], dtype=torch.int64)
+        self.starts = torch.cumsum(self.lengths, 0) - self.lengths
+        self.flat = torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long)
+        self.pad_id = pad_id
+
+    def batch(self, batch: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token ids and attention mask of the rows ``batch``, padded, on ``device``: built on the host, copied from
+        pinned memory without waiting when the device is a GPU."""
+        input_ids, mask = gather(self.flat, self.starts, self.lengths, torch.tensor(batch), self.pad_id)
+        mask = mask.long()
+        if device.type == "cuda":
+            return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
+        return input_ids.to(device), mask.to(device)
 
 
 def _release(device: torch.device) -> None:

@@ -16,6 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from fastbertscore.models.encoder import Encoder
+from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
@@ -78,12 +79,14 @@ class Embedder:
     ) -> Prepared:
         """Tokenize distinct ``texts``, cut or check long ones, and weigh their tokens; ``label(u)`` names text ``u``
         in errors, ``position(u)`` orders them as the caller gave them (default: ``u``)."""
-        tok = tokenize(self.tokenizer, texts, self.token_limit)
+        with phase("tokenize"):
+            tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
             warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
             check_long(tok, self.max_length, self.long_inputs, label, position)
-        return Prepared(tok, text_weights(tok, weights, label))
+        with phase("weights"):
+            return text_weights(tok, weights, label)
 
     def embed(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import torch
 from tqdm.auto import tqdm
@@ -19,12 +20,13 @@ from tqdm.auto import tqdm
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
-from fastbertscore.pipeline.batching import buckets, pad
+from fastbertscore.phases import phase
+from fastbertscore.pipeline.batching import buckets, gather, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
-from fastbertscore.pipeline.prepare import Distinct, Weights, warn_empty
+from fastbertscore.pipeline.prepare import Distinct, Prepared, Weights, warn_empty
 from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
@@ -63,7 +65,7 @@ def score_pairs(
     """
     texts = _Texts(pairs)
     prepared = embedder.prepare(texts.texts, weights, texts.first_use, texts.position)
-    tok, sent_weights = prepared.tok, prepared.weights
+    tok = prepared.tok
     warn_empty(tok, "candidate(s)", texts.cand, lambda row: pairs.label("cands", row))
     warn_empty(tok, "reference(s)", texts.ref, lambda row: pairs.label("refs", row))
 
@@ -72,8 +74,9 @@ def score_pairs(
     live = [i for i in range(len(pairs.cands)) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
     size = [len(ids) * FLOAT_BYTES * encoder.width * n_layers for ids in tok.ids]  # bytes of each text's embedding
     _check_budget(budget, live, texts, size)
-    schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
-    _run(embedder, schedule, texts, tok, sent_weights, out, budget=budget, verbose=verbose)
+    with phase("plan"):
+        schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
+    _run(embedder, schedule, texts, prepared, out, budget=budget, verbose=verbose)
     return out if encoder.all_layers else out[0]
 
 
@@ -81,8 +84,7 @@ def _run(
     embedder: Embedder,
     schedule: Schedule,
     texts: _Texts,
-    tok: Tokenized,
-    sent_weights: list[torch.Tensor],
+    prepared: Prepared,
     out: torch.Tensor,
     *,
     budget: Budget,
@@ -90,7 +92,8 @@ def _run(
 ) -> None:
     """Carry out ``schedule``: each step embeds its new texts, matches its pairs into ``out`` and keeps what later
     steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
-    encoder, n_layers = embedder.encoder, embedder.n_layers
+    encoder, n_layers, tok = embedder.encoder, embedder.n_layers, prepared.tok
+    weights = _Packed(prepared.flat_weights, prepared.starts, prepared.lengths)
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
@@ -106,7 +109,7 @@ def _run(
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
             emb.update(embedder.embed(tok.ids, missing, budget, progress=bar))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
-                scores = _match(rows, texts, emb, sent_weights, encoder.all_layers, budget.match_entries)
+                scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
                 keep_under_ceiling()
             for u in set(step.keep).intersection(missing):
@@ -153,15 +156,23 @@ def _match_batches(
     return buckets(sorted(rows, key=sizes), sizes, cost, entries)
 
 
+class _Packed(NamedTuple):
+    """Values packed end to end (text ``u``'s: ``lengths[u]`` of them from ``starts[u]``)."""
+
+    flat: torch.Tensor
+    starts: torch.Tensor
+    lengths: torch.Tensor
+
+
 def _padded(
-    units: list[int], emb: dict[int, torch.Tensor], weights: list[torch.Tensor], all_layers: bool
+    units: list[int], emb: dict[int, torch.Tensor], weights: _Packed, all_layers: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
-    the host and copied once)."""
+    the host, by one indexed copy, and copied once)."""
     vectors, mask = pad([emb[u] for u in units])
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
-    padded_weights, _ = pad([weights[u] for u in units])
+    padded_weights, _ = gather(weights.flat, weights.starts, weights.lengths, torch.tensor(units))
     return vectors, mask, padded_weights.to(vectors.device, non_blocking=True)
 
 
@@ -169,14 +180,17 @@ def _match(
     rows: list[int],
     texts: _Texts,
     emb: dict[int, torch.Tensor],
-    weights: list[torch.Tensor],
+    weights: _Packed,
     all_layers: bool,
     entries: int,
 ) -> torch.Tensor:
-    cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
-    ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
+    device = next(iter(emb.values())).device
+    with phase("pad", device):
+        cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
+        ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
     # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.
     per_cand_token = len(rows) * ref[0].shape[-2] * (ref[0].shape[0] if all_layers else 1)
-    P, R, F = greedy_match(*cand, *ref, block=max(1, entries // max(per_cand_token, 1)))
+    with phase("match", device):
+        P, R, F = greedy_match(*cand, *ref, block=max(1, entries // max(per_cand_token, 1)))
     scores = torch.stack((P, R, F), dim=-1)
     return scores if all_layers else scores.unsqueeze(0)

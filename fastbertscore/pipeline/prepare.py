@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
-from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.pipeline.weights import MissingWeight, token_weights
 from fastbertscore.validate import LongInputs
 
 logger = logging.getLogger(__name__)
@@ -30,10 +30,21 @@ class Weights:
 
 @dataclass(frozen=True)
 class Prepared:
-    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty)."""
+    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty), packed end
+    to end: text ``u``'s are ``lengths[u]`` entries of ``flat_weights`` from ``starts[u]``."""
 
     tok: Tokenized
-    weights: list[torch.Tensor]
+    flat_weights: torch.Tensor
+    lengths: torch.Tensor  # tokens weighed per text: 0 for an empty text
+
+    @property
+    def starts(self) -> torch.Tensor:
+        return torch.cumsum(self.lengths, 0) - self.lengths
+
+    @property
+    def weights(self) -> list[torch.Tensor]:
+        """Each text's weights, as views into :attr:`flat_weights`."""
+        return list(torch.split(self.flat_weights, self.lengths.tolist()))
 
 
 class Distinct:
@@ -86,19 +97,17 @@ def check_long(
         )
 
 
-def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) -> list[torch.Tensor]:
-    """Each text's unnormalised token weights (empty texts: an empty tensor); an idf table missing a token is a
-    ``ValueError`` naming the text as ``label(u)`` gives it."""
-    out = []
-    for u, ids in enumerate(tok.ids):
-        if tok.is_empty(u):
-            out.append(torch.empty(0))
-            continue
-        try:
-            out.append(sentence_weights(ids, weights.table, weights.fallback))
-        except ValueError as error:
-            raise ValueError(f"{label(u)}: {error}") from None
-    return out
+def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) -> Prepared:
+    """``tok`` with each text's unnormalised token weights (empty texts: none), looked up for all texts at once;
+    an idf table missing a token is a ``ValueError`` naming the text as ``label(u)`` gives it."""
+    content = torch.tensor(tok.content_lengths) > 0
+    lengths = torch.where(content, tok.lengths, 0)  # empty texts weigh nothing
+    flat = tok.flat[torch.repeat_interleave(content, tok.lengths)]
+    try:
+        flat_weights = token_weights(flat, lengths, weights.table, weights.fallback)
+    except MissingWeight as error:
+        raise ValueError(f"{label(error.sentence)}: {error}") from None
+    return Prepared(tok, flat_weights, lengths)
 
 
 def warn_empty(tok: Tokenized, what: str, units: Sequence[int], label: Callable[[int], str]) -> None:

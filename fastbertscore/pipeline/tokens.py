@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
+import threading
+import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
+
+import torch
 
 from fastbertscore.models.encoder import UNLIMITED
 
 if TYPE_CHECKING:
+    import tokenizers
     from transformers import PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
@@ -25,6 +32,21 @@ class Tokenized:
     def is_empty(self, i: int) -> bool:
         return self.content_lengths[i] == 0
 
+    @cached_property
+    def lengths(self) -> torch.Tensor:
+        """``(n,)`` int64: each text's number of tokens, special ones included."""
+        return torch.tensor([len(seq) for seq in self.ids], dtype=torch.int64)
+
+    @cached_property
+    def offsets(self) -> torch.Tensor:
+        """``(n,)`` int64: where each text's tokens start in :attr:`flat`."""
+        return torch.cumsum(self.lengths, 0) - self.lengths
+
+    @cached_property
+    def flat(self) -> torch.Tensor:
+        """``(total,)`` int64: every text's token ids, one after the other (text ``u`` at ``offsets[u]``)."""
+        return torch.tensor(list(itertools.chain.from_iterable(self.ids)), dtype=torch.int64)
+
 
 def tokenize(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> Tokenized:
     """Encode stripped ``texts`` with special tokens, cut at ``max_length`` tokens like ``bert-score``.
@@ -34,13 +56,14 @@ def tokenize(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: i
     special token (T5) or none (GPT-2).
     """
     stripped = [text.strip() for text in texts]
-    ids = _encode(tokenizer, stripped, max_length)
+    ids = _encode(tokenizer, stripped, None)  # in full: a text no longer than max_length is the same either way
     truncated: list[int] = []
     if max_length is not None:
-        at_limit = [i for i, seq in enumerate(ids) if len(seq) >= max_length]
-        if at_limit:
-            full = _encode(tokenizer, [stripped[i] for i in at_limit], None)
-            truncated = [i for i, seq in zip(at_limit, full, strict=True) if len(seq) > max_length]
+        truncated = [i for i, seq in enumerate(ids) if len(seq) > max_length]
+        if truncated:  # cut where and as the tokenizer cuts (its truncation side, its special tokens)
+            cut = _encode(tokenizer, [stripped[i] for i in truncated], max_length)
+            for i, seq in zip(truncated, cut, strict=True):
+                ids[i] = seq
     n_special = tokenizer.num_special_tokens_to_add(pair=False)
     content = [max(0, len(seq) - n_special) for seq in ids]
     return Tokenized(ids, content, truncated)
@@ -83,11 +106,18 @@ _SLICE = 4096
 
 
 def _encode(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> list[list[int]]:
+    backend = _own_backend(tokenizer) if max_length is None else None
     ids: list[list[int]] = []
     for start in range(0, len(texts), _SLICE):
+        chunk = texts[start : start + _SLICE]
+        if backend is not None:
+            # The Rust tokenizer's own batch call (in parallel, without offsets): the ids transformers returns for
+            # the same call, with no Python object per text beyond its ids (tests/families hold every family to it).
+            ids.extend(encoding.ids for encoding in backend.encode_batch_fast(chunk, add_special_tokens=True))
+            continue
         ids.extend(
             tokenizer(
-                texts[start : start + _SLICE],
+                chunk,
                 add_special_tokens=True,
                 truncation=max_length is not None,
                 max_length=max_length,
@@ -97,6 +127,41 @@ def _encode(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: in
             )["input_ids"]
         )
     return ids
+
+
+# Each fast tokenizer's own copy of its Rust tokenizer, without the truncation and padding a tokenizer.json may
+# preset: a transformers call sets those on the shared one for its own call, so it is never called directly.
+_BACKENDS: weakref.WeakKeyDictionary[PreTrainedTokenizerBase, tokenizers.Tokenizer | None] = weakref.WeakKeyDictionary()
+_BACKENDS_LOCK = threading.Lock()
+# Methods through which a tokenizer class could change what its ids are beyond its Rust tokenizer's.
+_ENCODING_METHODS = ("__call__", "_call_one", "encode", "batch_encode_plus", "_encode_plus", "_batch_encode_plus")
+
+
+def _own_backend(tokenizer: PreTrainedTokenizerBase) -> tokenizers.Tokenizer | None:
+    """A private copy of ``tokenizer``'s Rust tokenizer set up as transformers runs it for ``tokenizer(texts)``
+    (special tokens split or not as the tokenizer says), or ``None`` where its class encodes through Python."""
+    with _BACKENDS_LOCK:
+        if tokenizer not in _BACKENDS:
+            _BACKENDS[tokenizer] = _copy_backend(tokenizer)
+        return _BACKENDS[tokenizer]
+
+
+def _copy_backend(tokenizer: PreTrainedTokenizerBase) -> tokenizers.Tokenizer | None:
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    if not isinstance(tokenizer, TokenizersBackend):
+        return None
+    mro = type(tokenizer).__mro__
+    if any(name in vars(cls) for cls in mro[: mro.index(TokenizersBackend)] for name in _ENCODING_METHODS):
+        return None
+    import tokenizers
+
+    shared = tokenizer.backend_tokenizer
+    own = tokenizers.Tokenizer.from_str(shared.to_str())
+    own.no_truncation()
+    own.no_padding()
+    own.encode_special_tokens = bool(tokenizer.split_special_tokens)
+    return own
 
 
 #: What the scores of a pair with an empty text are, in every warning that counts such pairs or texts.

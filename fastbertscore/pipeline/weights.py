@@ -6,6 +6,7 @@ Weights live in a dense vocabulary-sized table, so document counts can be summed
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import struct
@@ -18,12 +19,16 @@ logger = logging.getLogger(__name__)
 
 
 def document_frequencies(id_lists: Iterable[list[int]], vocab_size: int) -> torch.Tensor:
-    """Count, for each token id, the number of sentences it occurs in: ``(vocab_size,)`` int64."""
-    counts = torch.zeros(vocab_size, dtype=torch.int64)
-    for ids in id_lists:
-        if ids:
-            counts[torch.tensor(sorted(set(ids)), dtype=torch.int64)] += 1
-    return counts
+    """Count, for each token id, the number of sentences it occurs in: ``(vocab_size,)`` int64.
+
+    One pass over all ids at once: each (sentence, token) pair is counted once, whatever the sentence's length.
+    """
+    lists = list(id_lists)
+    lengths = torch.tensor([len(ids) for ids in lists], dtype=torch.int64)
+    flat = torch.tensor(list(itertools.chain.from_iterable(lists)), dtype=torch.int64)
+    sentence = torch.repeat_interleave(torch.arange(len(lists)), lengths)
+    distinct = torch.unique(sentence * vocab_size + flat) % vocab_size  # each token once per sentence
+    return torch.bincount(distinct, minlength=vocab_size)[:vocab_size]
 
 
 def idf_table(doc_freq: torch.Tensor, num_docs: int) -> torch.Tensor:
@@ -106,22 +111,50 @@ def _fits_float32(value: float) -> bool:
 
 
 def sentence_weights(ids: list[int], table: torch.Tensor, fallback: torch.Tensor) -> torch.Tensor:
-    """Weights of one sentence's tokens, unnormalised ``(T,)`` float32.
+    """Weights of one sentence's tokens, unnormalised ``(T,)`` float32 (see :func:`token_weights`).
 
     Raises:
         ValueError: the table has no weight (NaN) for one of the tokens.
     """
     index = torch.tensor(ids, dtype=torch.int64)
-    weights = table[index]
+    return token_weights(index, torch.tensor([len(ids)]), table, fallback)
+
+
+def token_weights(
+    flat: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, fallback: torch.Tensor
+) -> torch.Tensor:
+    """Unnormalised weights ``(total,)`` float32 of the tokens ``flat`` of several sentences, one after the other
+    (``lengths[i]`` tokens each): one look-up in ``table`` for all of them.
+
+    A sentence whose weights are all 0 takes ``fallback``'s: every token occurs in every reference (one
+    reference, or identical ones), so idf is 0/0 there and bert-score returns NaN. Plain weights are the limit of
+    idf when all tokens are equally common.
+
+    Raises:
+        ValueError: the table has no weight (NaN) for a token; the message names the first such token of the
+            first sentence that has one, and :class:`MissingWeight` says which sentence that is.
+    """
+    weights = table[flat]
     missing = torch.isnan(weights)
     if bool(missing.any()):
-        token_id = ids[int(missing.nonzero()[0])]
-        raise ValueError(
+        at = int(missing.nonzero()[0])
+        sentence = int(torch.searchsorted(torch.cumsum(lengths, 0), at, right=True))
+        raise MissingWeight(sentence, int(flat[at]))
+    sentence_of = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
+    sums = torch.zeros(len(lengths), dtype=weights.dtype).index_add_(0, sentence_of, weights)
+    zero = (sums == 0.0)[sentence_of]  # weights are never negative: a sum of 0 is all zeros, in any order
+    if bool(zero.any()):
+        weights = torch.where(zero, fallback[flat], weights)
+    return weights
+
+
+class MissingWeight(ValueError):
+    """An idf table without a weight for a token: ``sentence`` (its index in the call) and ``token_id``."""
+
+    def __init__(self, sentence: int, token_id: int):
+        super().__init__(
             f"idf has no weight for token id {token_id}; give a weight for every token, "
             "or a collections.defaultdict whose default is the weight of unseen tokens"
         )
-    if float(weights.sum()) == 0.0:
-        # Every token occurs in every reference (one reference, or identical ones): idf is 0/0 here, and
-        # bert-score returns NaN. Plain weights are the limit of idf when all tokens are equally common.
-        return fallback[index]
-    return weights
+        self.sentence = sentence
+        self.token_id = token_id
