@@ -237,53 +237,6 @@ def file_lock(path: str | Path) -> Iterator[None]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping[str, str | Path]) -> None:
-    """Refuse a run whose output would overwrite one of its inputs, or another of its outputs.
-
-    ``outputs`` and ``inputs`` map how each file was named (``"--out"``, ``"--data"``) to its path. Two paths are
-    the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
-    links, case-insensitive file systems).
-
-    Every output is also checked to be writable where it is named (not a folder; under a folder that can be
-    written, missing folders being made by the writer), so a bad output path fails before any model work.
-
-    Raises:
-        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``), or the output and
-            what is wrong with its path.
-    """
-    for name, path in outputs.items():
-        _check_writable(name, Path(path))
-    named = list(outputs.items())
-    for i, (out_name, out_path) in enumerate(named):
-        others = [*named[:i], *inputs.items()]
-        for other_name, other_path in others:
-            if _same_file(Path(out_path), Path(other_path)):
-                raise ValueError(
-                    f"{out_name} {out_path} would overwrite {other_name} {other_path}: write it to another file"
-                )
-
-
-def _check_writable(name: str, path: Path) -> None:
-    """An output's path can be written: not a folder, and its nearest existing folder (the writer makes the rest)
-    is a folder that can be written."""
-    if path.is_dir():
-        raise ValueError(f"{name} {path} is a folder: name a file to write")
-    existing = next(parent for parent in path.absolute().parents if parent.exists())
-    if not existing.is_dir():
-        raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{name} {path} cannot be written here (no write permission)")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.resolve() == b.resolve():
-            return True
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def sha256_of(path: str | Path) -> str:
     """Hex sha256 of a file's bytes: the manifest's checksum, and the Hub's name for an LFS file."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -18,12 +18,12 @@ from fastbertscore.files import (
     read_json_lines,
     read_lines,
     read_rows,
-    refuse_overwriting_inputs,
     sha256_of,
     split_lines,
     write_atomic,
     write_scores,
 )
+from fastbertscore.outputs import refuse_overwriting_inputs
 
 
 def test_read_lines_keeps_blank_lines_so_line_numbers_stay_texts(tmp_path):

@@ -18,7 +18,19 @@ PACKAGE = REPO / "fastbertscore"
 LAYERS = [
     (
         "foundation",
-        ["_version", "hardware", "exact", "heap", "validate", "files", "hub", "hashing", "signature", "result"],
+        [
+            "_version",
+            "hardware",
+            "exact",
+            "heap",
+            "validate",
+            "files",
+            "outputs",
+            "hub",
+            "hashing",
+            "signature",
+            "result",
+        ],
     ),
     ("embedding caches", ["cache"]),
     ("models", ["models"]),

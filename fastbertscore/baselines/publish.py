@@ -10,6 +10,7 @@ from pathlib import Path
 from fastbertscore.baselines import manifest
 from fastbertscore.baselines.table import read_baseline
 from fastbertscore.files import git_blob_id, write_atomic
+from fastbertscore.outputs import refuse_overwriting_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +26,16 @@ def import_bert_score(source: Path | None, out_root: Path) -> list[str]:
         origin = f"bert-score {_bert_score_release()} wheel, bert_score/rescale_baseline"
     else:
         origin = str(source)
+    tables = {path.relative_to(source).as_posix(): path for path in sorted(Path(source).rglob("*.tsv"))}
+    refuse_overwriting_inputs(  # --out naming --source (or a file in it): refused before anything is written
+        {
+            **{f"--out's {relpath}": out_root / relpath for relpath in tables},
+            "--out's manifest": out_root / manifest.MANIFEST,
+        },
+        {f"--source's {relpath}": path for relpath, path in tables.items()},
+    )
     imported = []
-    for path in sorted(Path(source).rglob("*.tsv")):
-        relpath = path.relative_to(source).as_posix()
+    for relpath, path in tables.items():
         read_baseline(path)  # refuse to import a broken file
         write_atomic(out_root / relpath, path.read_bytes())  # bytes unchanged; never half a table
         manifest.record(
