@@ -108,7 +108,10 @@ class Settings:
         "it, embeddings later pairs need spill to a temporary folder. Changes no number",
     )
     cache_dir: str | os.PathLike | None = _option(
-        None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"
+        None,
+        "--cache_dir",
+        help="keep sentence embeddings in this folder, reused by later runs; writable by trusted users only (anyone "
+        "who writes there can change your scores); private to you unless FASTBERTSCORE_CACHE_GROUP=1",
     )
     layer_registry: bool = _option(
         False,
