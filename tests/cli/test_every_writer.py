@@ -266,3 +266,17 @@ def test_an_output_that_is_a_folder_is_refused_before_any_model_work(command, tm
     rc = run([*prefix, *(arg.format(folder=folder, **files) for arg in argv), "-m", NO_MODEL])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].endswith(f"{folder} is a folder: name a file to write"), err
+
+
+def test_a_file_updated_on_purpose_is_not_refused_as_its_own_input(tmp_path, monkeypatch):
+    """``tune-layer --record --layer_registry`` reads the registry and records into it (under its lock)."""
+    import argparse
+
+    from fastbertscore.settings import check_outputs
+
+    registry = tmp_path / "layers.json"
+    monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(registry))
+    args = argparse.Namespace(layer_registry=True, baseline_path=None)
+    check_outputs(args, {"--out": tmp_path / "t.md"}, {"--data": tmp_path / "d.csv"}, updates={"--record": registry})
+    with pytest.raises(ValueError, match=f"--record {registry} would overwrite --out {registry}"):
+        check_outputs(args, {"--out": registry}, {}, updates={"--record": registry})
