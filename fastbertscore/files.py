@@ -4,11 +4,13 @@ score tables, one atomic write, and the two content hashes the Hub uses (git blo
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
 import os
 import secrets
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -143,17 +145,22 @@ def write_scores(path: str | Path, P: torch.Tensor, R: torch.Tensor, F: torch.Te
 
 
 def write_atomic(
-    path: str | Path, data: str | bytes, *, durable: bool = True, temporary_folder: str | Path | None = None
+    path: str | Path,
+    data: str | bytes,
+    *,
+    durable: bool = True,
+    temporary_folder: str | Path | None = None,
+    mode: int | None = None,
 ) -> None:
     """Write ``data`` to a temporary file and rename it over ``path``, so a crash or a concurrent reader never sees
     half a file. ``durable`` also syncs it to disk first (checkpoints and published tables; the embedding cache
     skips it, since a lost entry is only recomputed).
 
     The temporary file ``.<name>.<random>.tmp`` sits beside ``path``, or in ``temporary_folder`` (on the same
-    file system: the embedding cache keeps its own in one folder, swept when it opens). It is made with mode
-    0666 less the process umask, as ``open()`` makes files, so a file shared between users stays readable
-    (``tempfile.mkstemp`` makes 0600). Stale temporaries of the same target (:data:`STALE_TEMPORARY_SECONDS`)
-    are removed first.
+    file system: the embedding cache keeps its own in one folder, swept when it opens). A file that exists keeps
+    its permission bits (a 0600 output stays 0600); a new one gets ``mode`` exactly, or without it 0666 less the
+    process umask, as ``open()`` makes files (``tempfile.mkstemp`` makes 0600). Stale temporaries of the same
+    target (:data:`STALE_TEMPORARY_SECONDS`) are removed first.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,8 +168,14 @@ def write_atomic(
     folder.mkdir(parents=True, exist_ok=True)
     prefix = f".{path.name}."
     sweep_temporaries(folder, prefix)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)  # rewritten, not widened
+    except OSError:
+        pass  # a new file (or one that cannot be looked at): the mode asked for, or the umask's
     fd, tmp = _new_temporary(folder, prefix)
     try:
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode & 0o777)
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             if durable:
@@ -229,59 +242,19 @@ def file_lock(path: str | Path) -> Iterator[None]:
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:  # "a": made if missing, never truncated
+    name = path.with_name(f".{path.name}.lock")
+    try:  # made if missing, never truncated, never through a link planted under its name
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OSError(f"lock file {name} is a symbolic link: remove it (no lock is taken through a link)") from None
+        raise
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
-def refuse_overwriting_inputs(outputs: Mapping[str, str | Path], inputs: Mapping[str, str | Path]) -> None:
-    """Refuse a run whose output would overwrite one of its inputs, or another of its outputs.
-
-    ``outputs`` and ``inputs`` map how each file was named (``"--out"``, ``"--data"``) to its path. Two paths are
-    the same file when they resolve to the same path or, both existing, :func:`os.path.samefile` says so (hard
-    links, case-insensitive file systems).
-
-    Every output is also checked to be writable where it is named (not a folder; under a folder that can be
-    written, missing folders being made by the writer), so a bad output path fails before any model work.
-
-    Raises:
-        ValueError: one line naming both (``--out wmt.csv would overwrite --data wmt.csv``), or the output and
-            what is wrong with its path.
-    """
-    for name, path in outputs.items():
-        _check_writable(name, Path(path))
-    named = list(outputs.items())
-    for i, (out_name, out_path) in enumerate(named):
-        others = [*named[:i], *inputs.items()]
-        for other_name, other_path in others:
-            if _same_file(Path(out_path), Path(other_path)):
-                raise ValueError(
-                    f"{out_name} {out_path} would overwrite {other_name} {other_path}: write it to another file"
-                )
-
-
-def _check_writable(name: str, path: Path) -> None:
-    """An output's path can be written: not a folder, and its nearest existing folder (the writer makes the rest)
-    is a folder that can be written."""
-    if path.is_dir():
-        raise ValueError(f"{name} {path} is a folder: name a file to write")
-    existing = next(parent for parent in path.absolute().parents if parent.exists())
-    if not existing.is_dir():
-        raise ValueError(f"{name} {path}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{name} {path} cannot be written here (no write permission)")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.resolve() == b.resolve():
-            return True
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def sha256_of(path: str | Path) -> str:

@@ -12,10 +12,13 @@ import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
+from fastbertscore.models.layer_registry import registry_path
+from fastbertscore.outputs import refuse_overwriting_inputs, same_file
 from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
@@ -105,7 +108,10 @@ class Settings:
         "it, embeddings later pairs need spill to a temporary folder. Changes no number",
     )
     cache_dir: str | os.PathLike | None = _option(
-        None, "--cache_dir", help="keep sentence embeddings in this folder, reused by later runs"
+        None,
+        "--cache_dir",
+        help="keep sentence embeddings in this folder, reused by later runs; writable by trusted users only (anyone "
+        "who writes there can change your scores); private to you unless FASTBERTSCORE_CACHE_GROUP=1",
     )
     layer_registry: bool = _option(
         False,
@@ -238,11 +244,40 @@ def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()
         parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
 
 
-def files_read(args: argparse.Namespace) -> dict[str, str]:
-    """The files the settings' flags name for reading (``--baseline_path``), as
-    :func:`~fastbertscore.files.refuse_overwriting_inputs` takes inputs, so no command writes over them."""
-    path = getattr(args, "baseline_path", None)
-    return {"--baseline_path": path} if path else {}
+def files_read(args: argparse.Namespace) -> dict[str, Path]:
+    """The files the settings' flags make a run read, by how they were named: ``--baseline_path``, and the layer
+    registry with ``--layer_registry``."""
+    read: dict[str, Path] = {}
+    if getattr(args, "baseline_path", None):
+        read["--baseline_path"] = Path(args.baseline_path)
+    if getattr(args, "layer_registry", False):
+        read["--layer_registry's registry"] = registry_path()
+    return read
+
+
+def check_outputs(
+    args: argparse.Namespace,
+    outputs: Mapping[str, str | os.PathLike[str]],
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+    *,
+    updates: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> None:
+    """The one check of a command's files, which every command that writes calls before any model work: no output
+    over one of ``inputs`` (None: not given), over a file the settings' flags read (:func:`files_read`) or over
+    another output, and each output a file that can be written where it is named
+    (:func:`~fastbertscore.outputs.refuse_overwriting_inputs`). ``updates`` are files the command reads and
+    rewrites on purpose (``tune-layer --record``'s registry): outputs, except against themselves as read.
+
+    Raises:
+        ValueError: one line naming the output and what it would overwrite, or what is wrong with its path.
+    """
+    given = {name: path for name, path in (inputs or {}).items() if path is not None}
+    read = {
+        name: path
+        for name, path in files_read(args).items()
+        if not any(same_file(path, Path(updated)) for updated in (updates or {}).values())
+    }
+    refuse_overwriting_inputs({**outputs, **(updates or {})}, {**given, **read})
 
 
 def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:

@@ -13,17 +13,18 @@ import torch
 
 from fastbertscore.files import (
     STALE_TEMPORARY_SECONDS,
+    file_lock,
     git_blob_id,
     pairs_from_rows,
     read_json_lines,
     read_lines,
     read_rows,
-    refuse_overwriting_inputs,
     sha256_of,
     split_lines,
     write_atomic,
     write_scores,
 )
+from fastbertscore.outputs import refuse_overwriting_inputs
 
 
 def test_read_lines_keeps_blank_lines_so_line_numbers_stay_texts(tmp_path):
@@ -147,3 +148,37 @@ def test_an_output_may_not_be_an_input_by_any_name(tmp_path):
     with pytest.raises(ValueError, match="--plot .*a.png would overwrite --out .*a.png"):
         refuse_overwriting_inputs({"--out": tmp_path / "a.png", "--plot": tmp_path / "a.png"}, {})
     refuse_overwriting_inputs({"--out": tmp_path / "wmt.md", "--plot": tmp_path / "plot.png"}, {"--data": data})
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444], ids=oct)
+def test_a_rewritten_file_keeps_its_mode(tmp_path, mode):
+    path = tmp_path / "private.tsv"
+    path.write_text("old\n")
+    path.chmod(mode)
+    write_atomic(path, "new\n")
+    assert path.read_text() == "new\n" and stat.S_IMODE(path.stat().st_mode) == mode  # never widened to 0644
+    write_scores(path, torch.tensor([0.5]), torch.tensor([0.5]), torch.tensor([0.5]))
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_a_new_file_gets_the_mode_asked_for_whatever_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "entry", b"x", mode=0o640)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "entry").stat().st_mode) == 0o640
+
+
+def test_the_lock_is_never_taken_through_a_planted_link(tmp_path):
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me\n")
+    manifest = tmp_path / "baselines" / "manifest.json"
+    manifest.parent.mkdir()
+    os.symlink(target, manifest.parent / ".manifest.json.lock")
+    refused = pytest.raises(OSError, match=r"lock file .*\.manifest\.json\.lock is a symbolic link: remove it")
+    with refused, file_lock(manifest):
+        pass
+    assert target.read_text() == "keep me\n"
+    with file_lock(tmp_path / "other.json"):  # a lock file of its own is made, and held
+        assert (tmp_path / ".other.json.lock").is_file()

@@ -26,6 +26,7 @@ LAYERS = [
             "phases",
             "validate",
             "files",
+            "outputs",
             "hub",
             "hashing",
             "signature",

@@ -21,7 +21,8 @@ from tqdm.auto import tqdm
 from fastbertscore._version import __version__
 from fastbertscore.baselines import manifest
 from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
-from fastbertscore.files import read_lines, refuse_overwriting_inputs, sha256_of, write_atomic
+from fastbertscore.files import read_lines, sha256_of, write_atomic
+from fastbertscore.outputs import refuse_overwriting_inputs
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.validate import check_positive_int
 

@@ -14,6 +14,11 @@ logger = logging.getLogger(__name__)
 
 _HEADER = ["LAYER", "P", "R", "F"]
 
+#: The largest baseline value accepted. Rescaling is ``(x - b) / (1 - b)``, so ``b`` near 1 blows every score up
+#: (0.9999999 made raw 0.5 rescale to -4,194,303); at 0.99 a score moves 100 times its raw distance from ``b``.
+#: bert-score's published tables (all 72, every layer) go up to 0.98443 (xlm-roberta-base, layer 12).
+MAX_BASELINE = 0.99
+
 
 class BaselineError(ValueError):
     """A baseline is missing or unreadable; the message says which file and what to do."""
@@ -52,10 +57,23 @@ def parse_baseline(text: str, source: str) -> torch.Tensor:
                 f"baseline file {source} line {line_no}: expected layer {len(values)} with finite values below 1 "
                 f"(as float32, what rescaling uses), got {row}"
             )
+        _check_plausible(prf, stored, cells, source, line_no)
         values.append(prf)
     if not values:
         raise BaselineError(f"baseline file {source} has a header but no rows")
     return torch.tensor(values, dtype=torch.float64).to(torch.float32)
+
+
+def _check_plausible(prf: list[float], stored: list[float], cells: list[str], source: str, line_no: int) -> None:
+    """Refuse a value above :data:`MAX_BASELINE` (as written: the bound itself is accepted), naming the file, the
+    line (its layer) and the column; the message says what raw 0.5 would rescale to (in float32, as rescaling)."""
+    for column, written, value, cell in zip(_HEADER[1:], prf, stored, cells[1:], strict=True):
+        if written > MAX_BASELINE:
+            raise BaselineError(
+                f"baseline file {source} line {line_no} (layer {cells[0].strip()}), column {column}: {cell.strip()} "
+                f"is above {MAX_BASELINE}, the largest plausible baseline (rescaling divides by 1 - b: raw 0.5 would "
+                f"become {(0.5 - value) / (1 - value):.7g}); bert-score's published tables stay below 0.985"
+            )
 
 
 def read_baseline(path: str | Path) -> torch.Tensor:

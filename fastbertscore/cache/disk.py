@@ -12,7 +12,8 @@ file is counted, reported, deleted where possible and recomputed, never used.
 
 The cache only ever costs speed, never a score or a crash: a folder that cannot be made or read turns the cache
 off, and one that cannot be written turns its writes off (entries already there are still read), each with
-one warning per cache.
+one warning per cache. Who may read it and what in it is never followed (``cache_dir`` is for trusted writers
+only): :mod:`fastbertscore.cache.folder`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import json
 import logging
 import math
 import os
-import stat
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +30,7 @@ from typing import NoReturn, Protocol
 
 import torch
 
+from fastbertscore.cache.folder import GROUP_VARIABLE, NotFollowed, modes, read_entry, real_folder
 from fastbertscore.files import sweep_temporaries, write_atomic
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class DiskCache:
         self, root: str | os.PathLike[str], fingerprint: str, settings: dict[str, object], *, token_shape: Sequence[int]
     ) -> None:
         self.folder = Path(root) / fingerprint
+        self.folder_mode, self.entry_mode = modes()
         self.token_shape = tuple(int(n) for n in token_shape)
         self.hits = 0
         self.misses = 0
@@ -85,15 +87,21 @@ class DiskCache:
         self.writable = True
         self._warned = False
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            Path(root).mkdir(parents=True, exist_ok=True)
+            real_folder(self.folder, self.folder_mode)  # private (or the group's); never a link
         except OSError as error:
             self._turn_off("make", error, reads=True)
             return
-        sweep_temporaries(self.folder / TEMPORARY_FOLDER)  # what writers that were killed left
+        if not os.access(self.folder, os.R_OK | os.X_OK):  # another user's private cache
+            self._turn_off("read", PermissionError(f"private to its owner; see {GROUP_VARIABLE}"), reads=True)
+            return
         try:
+            real_folder(self.folder / TEMPORARY_FOLDER, self.folder_mode)  # a link is refused, never swept
+            sweep_temporaries(self.folder / TEMPORARY_FOLDER)  # what writers that were killed left
             about = self.folder / "settings.json"
             if not about.exists():
-                write_atomic(about, json.dumps(settings, indent=1, sort_keys=True), durable=False)
+                text = json.dumps(settings, indent=1, sort_keys=True)
+                write_atomic(about, text, durable=False, mode=self.entry_mode)
         except OSError as error:
             self._turn_off("write to", error, reads=False)
 
@@ -107,17 +115,17 @@ class DiskCache:
         key = entry_key(ids)
         path = self.folder / key[:2] / f"{key}.emb"
         try:
-            data = _read_regular(path, _largest_file(len(ids), self.token_shape) + 1)  # a bigger file: refused unread
+            data = read_entry(path, _largest_file(len(ids), self.token_shape) + 1)  # a bigger file: refused unread
         except FileNotFoundError:
             self.misses += 1
             return None
-        except OSError as error:
-            self._turn_off("read", error, reads=True)
-            return None
-        if data is None:  # a folder, pipe or device where an entry should be: never opened for reading
+        except NotFollowed as why:  # a link, folder, pipe or device: never read through
             self.misses += 1
             self.corrupted += 1
-            logger.warning("embedding cache entry %s is not a regular file; recomputing its text", path)
+            logger.warning("embedding cache entry %s is not a regular file (%s); recomputing its text", path, why)
+            return None
+        except OSError as error:
+            self._turn_off("read", error, reads=True)
             return None
         embedding, problem = decode(data, key=key, tokens=len(ids), token_shape=self.token_shape)
         if embedding is not None:
@@ -152,9 +160,12 @@ class DiskCache:
         key = entry_key(ids)
         path = self.folder / key[:2] / f"{key}.emb"
         try:
+            real_folder(path.parent, self.folder_mode)  # a shard that is a link is refused: no write through it
             if path.exists():
                 return
-            write_atomic(path, encode(embedding, key), durable=False, temporary_folder=self.folder / TEMPORARY_FOLDER)
+            data = encode(embedding, key)
+            tmp = self.folder / TEMPORARY_FOLDER
+            write_atomic(path, data, durable=False, temporary_folder=tmp, mode=self.entry_mode)
         except OSError as error:  # a full or read-only disk costs speed, never a score
             self._turn_off("write to", error, reads=False)
 
@@ -218,21 +229,6 @@ def decode(
     if not bool(((embedding.norm(dim=-1) - 1).abs() <= UNIT_NORM_SLACK).all()):
         return None, "token vectors that are not of unit length"
     return embedding, None
-
-
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """At most ``limit`` bytes of ``path``, or None when it is not a regular file (opened without blocking, so a
-    named pipe planted in the folder cannot hang the call)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb") as f:
-            fd = -1  # the file object closes it
-            return f.read(limit)
-    finally:
-        if fd >= 0:
-            os.close(fd)
 
 
 def _header(raw: bytes, size: int) -> tuple[dict[str, object] | None, str | None]:

@@ -42,7 +42,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     b.add_argument("--batch-size", type=_positive, default=64)
     b.add_argument("--device")
     b.add_argument("--out", type=Path, default=Path("baselines"))
-    p = sub.add_parser("push", help="upload new or changed files to a Hub dataset repo")
+    p = sub.add_parser(
+        "push", help="upload new or changed tables, manifest.json and README.md to a Hub dataset repo (nothing else)"
+    )
     p.add_argument("--repo", required=True, help="ORG/NAME of the dataset repo")
     p.add_argument("--root", type=Path, default=Path("baselines"))
     p.add_argument("--revision")
@@ -71,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             for relpath in files:
                 print(f"add {relpath} ({(args.root / relpath).stat().st_size} bytes)")
             print(
-                f"dry run: {len(files)} files would be compared with datasets/{args.repo} and the changed ones uploaded"
+                f"dry run: {len(files)} files would be compared with datasets/{args.repo} and the changed ones uploaded "
+                "(only <lang>/.../*.tsv, manifest.json and README.md: no hidden file, no link, nothing else)"
             )
         else:
             changed = push(args.root, args.repo, dry_run=False, revision=args.revision)

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fastbertscore.cli.common import guarded
-from fastbertscore.files import refuse_overwriting_inputs, write_atomic
+from fastbertscore.files import write_atomic
 from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.settings import add_arguments, from_arguments
+from fastbertscore.settings import add_arguments, check_outputs, from_arguments
 
 if TYPE_CHECKING:
     from fastbertscore.metaeval import Judgments
@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
-    refuse_overwriting_inputs(_outputs(args), {"--data": args.data})
+    check_outputs(args, _outputs(args), {"--data": args.data}, updates=_updates(args))
     if getattr(args, "record", False):
         registry.read()  # a registry --record could not write is refused now, not after the work
     data = metaeval.read_judgments(
@@ -125,10 +125,8 @@ def _system_level(args: argparse.Namespace, scorer: BERTScorer, data: Judgments)
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:
-    """Every file this run will write, by how the user named it: checked against the input (and each other)
+    """Every file this run will write, by how the user named it: checked against the inputs (and each other)
     before any model work."""
-    from fastbertscore.models.layer_registry import registry_path
-
     outputs = {}
     if args.out:
         outputs["--out"] = args.out
@@ -136,9 +134,14 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
             outputs["--out's .csv"] = args.out.with_suffix(".csv")
     if args.plot:
         outputs["--plot"] = args.plot
-    if getattr(args, "record", False):
-        outputs["--record's layer registry"] = registry_path()
     return outputs
+
+
+def _updates(args: argparse.Namespace) -> dict[str, Path]:
+    """The file this run reads and rewrites on purpose: ``--record``'s layer registry."""
+    from fastbertscore.models.layer_registry import registry_path
+
+    return {"--record's layer registry": registry_path()} if getattr(args, "record", False) else {}
 
 
 def main(argv: list[str]) -> int:

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from fastbertscore.cli.common import add_common, guarded, json_lines, settings_from
-from fastbertscore.files import refuse_overwriting_inputs, write_atomic
-from fastbertscore.settings import files_read
+from fastbertscore.files import write_atomic
+from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -27,12 +27,7 @@ def _run(args: argparse.Namespace) -> int:
     from fastbertscore.scorer import BERTScorer
     from fastbertscore.validate import check_groups
 
-    inputs = {
-        "samples": args.samples,
-        **({"--references": args.references} if args.references else {}),
-        **files_read(args),
-    }
-    refuse_overwriting_inputs({"-o": args.out}, inputs)
+    check_outputs(args, {"-o": args.out}, {"samples": args.samples, "--references": args.references})
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
     references = (
         None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")

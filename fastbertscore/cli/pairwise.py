@@ -17,8 +17,8 @@ from fastbertscore.cli.common import (
     guarded,
     settings_from,
 )
-from fastbertscore.files import refuse_overwriting_inputs, write_atomic
-from fastbertscore.settings import files_read
+from fastbertscore.files import write_atomic
+from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -60,14 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):
         raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
-    refuse_overwriting_inputs(
-        {flag_of(args, "out", "-o"): args.out},
-        {
-            "-a": args.a,
-            **({"-r": args.b} if args.b is not None else {}),
-            **files_read(args),
-        },
-    )
+    check_outputs(args, {flag_of(args, "out", "-o"): args.out}, {"-a": args.a, "-r": args.b})
     texts_a = file_lines(args.a, "-a")
     texts_b = None if args.b is None else file_lines(args.b, "-r")
     settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of, guarded, settings_from
 from fastbertscore.files import write_figure
+from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -46,6 +47,7 @@ def _run(args: argparse.Namespace) -> int:
     for flag, text in (("-c/--cand", args.cand), ("-r/--ref", args.ref)):
         if not text.strip():  # nothing to draw (the scores of an empty text are 0 by definition)
             raise InputError(f"{flag} is empty: give a text to draw the heatmap of")
+    check_outputs(args, {flag_of(args, "out", "-f"): args.out})  # not over --baseline_path, not a folder
     scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
     write_figure(args.out, similarity_figure(tokens, kind="rescaled" if scorer.rescale_with_baseline else "raw"))

@@ -17,11 +17,11 @@ from typing import Any, Literal, overload
 import torch
 import torch.distributed as dist
 
-from fastbertscore.files import read_lines, refuse_overwriting_inputs, write_scores
+from fastbertscore.files import read_lines, write_scores
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings, add_arguments, files_read, from_arguments
+from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
     args = parser.parse_args(argv)
     try:
-        refuse_overwriting_inputs({"--out": args.out}, {"-c": args.cand, "-r": args.ref, **files_read(args)})
+        check_outputs(args, {"--out": args.out}, {"-c": args.cand, "-r": args.ref})
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from fastbertscore.files import pairs_from_rows, read_rows, refuse_overwriting_inputs, write_scores
+from fastbertscore.files import pairs_from_rows, read_rows, write_scores
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings, add_arguments, files_read, from_arguments
+from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     try:
-        refuse_overwriting_inputs({"--out": args.out}, {"pairs": args.pairs, **files_read(args)})
+        check_outputs(args, {"--out": args.out}, {"pairs": args.pairs})
         cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
     except ValueError as error:
         print(f"error: {args.pairs}: {error}", file=sys.stderr)

@@ -18,7 +18,7 @@ from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.baselines.lookup import SHIPPED_DIRS, baseline_relpath, find_baseline
-from fastbertscore.baselines.table import BaselineError, parse_baseline, read_baseline
+from fastbertscore.baselines.table import MAX_BASELINE, BaselineError, parse_baseline, read_baseline
 
 HUB_REPO = "testorg/baselines"
 from paths import MINILM
@@ -202,3 +202,25 @@ def test_default_model_rescales_offline_with_its_computed_baseline(minilm_path, 
         "en/sentence-transformers/all-MiniLM-L6-v2.tsv"
     ]
     assert entry["source"] == "computed" and entry["pairs"] == 100_000 and entry["max_standard_error_F"] < 1e-3
+
+
+@pytest.mark.parametrize("value", ["0.9999999", "0.995", "0.9900001"])
+def test_a_baseline_value_above_the_plausible_bound_is_refused_naming_file_line_and_column(tmp_path, value):
+    path = tmp_path / "custom.csv"
+    path.write_text(f"LAYER,P,R,F\n0,0.1,0.2,0.3\n1,0.2,{value},0.3\n")
+    with pytest.raises(BaselineError) as info:
+        read_baseline(path)
+    assert str(info.value).startswith(
+        f"baseline file {path} line 3 (layer 1), column R: {value} is above {MAX_BASELINE}, the largest plausible"
+    )
+    if value == "0.9999999":  # the case: raw 0.5 would have rescaled to -4,194,303
+        assert "raw 0.5 would become -4194303" in str(info.value)
+    path.write_text(f"LAYER,P,R,F\n0,0.1,0.2,0.3\n1,0.2,{MAX_BASELINE},0.3\n")  # the bound itself is accepted
+    assert read_baseline(path)[1, 1] == torch.tensor(MAX_BASELINE, dtype=torch.float32)
+
+
+def test_every_published_baseline_is_within_the_plausible_bound():
+    source = Path(bert_score.__file__).parent / "rescale_baseline"
+    tables = [read_baseline(path) for path in sorted(source.rglob("*.tsv"))]  # each one accepted
+    assert len(tables) == 72
+    assert 0.98 < max(float(t.max()) for t in tables) <= MAX_BASELINE

@@ -69,7 +69,7 @@ def test_cache_dir_must_be_a_folder(tmp_path):
 def test_opening_the_cache_sweeps_the_temporary_files_of_killed_writers(tmp_path):
     first = DiskCache(tmp_path, "fingerprint", {}, token_shape=(4,))
     temporaries = first.folder / "tmp"
-    temporaries.mkdir()
+    assert temporaries.is_dir()  # made when the cache opens
     stale, fresh = temporaries / ".ab12.emb.dead0001.tmp", temporaries / ".cd34.emb.live0001.tmp"
     for path in (stale, fresh):
         path.write_bytes(b"half an entry")

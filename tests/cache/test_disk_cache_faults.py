@@ -1,6 +1,6 @@
 """A disk cache that cannot be made, read or written (a path under a file, a read-only folder, a full disk, an entry
-that is not a file) costs speed, never a score or a crash: one warning, then the call goes on. Entries and
-folders get the process umask, so a cache shared by two users is readable by both."""
+that is not a file) costs speed, never a score or a crash: one warning, then the call goes on. A cache is private
+to its writer (folders 0700, entries 0600) unless FASTBERTSCORE_CACHE_GROUP shares it with a group."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tolerances import assert_scores_close
 
 import fastbertscore as fb
 from fastbertscore.cache.disk import DiskCache
+from fastbertscore.cache.folder import GROUP_MODES, GROUP_VARIABLE, PRIVATE_MODES
 
 CANDS = ["the cat sat on the mat", "it is raining today", "a third candidate here"]
 REFS = ["a cat was sitting on the mat", "rain is falling", "the third reference"]
@@ -132,32 +133,55 @@ def test_a_read_only_cache_is_read_and_a_damaged_entry_in_it_costs_no_crash(tiny
     assert "cannot make the embedding cache" in warning and "Permission denied" in warning
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
-def test_entries_and_folders_follow_the_process_umask(tmp_path, umask):
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077], ids=oct)
+@pytest.mark.parametrize("shared", [False, True], ids=["private", "shared with a group"])
+def test_a_cache_is_private_to_its_writer_or_shared_with_a_group_whatever_the_umask(
+    tmp_path, umask, shared, monkeypatch
+):
+    if shared:
+        monkeypatch.setenv(GROUP_VARIABLE, "1")
     old = os.umask(umask)
     try:
         cache = DiskCache(tmp_path / "root", "fingerprint", {"format": 1}, token_shape=(4,))
-        cache.put([101, 7, 102], torch.ones(3, 4))
+        cache.put([101, 7, 102], torch.ones(3, 4) / 2)
     finally:
         os.umask(old)
     entry = cache.path_for([101, 7, 102])
     files = [entry, cache.folder / "settings.json"]
-    folders = [tmp_path / "root", cache.folder, entry.parent, cache.folder / "tmp"]
-    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o666 & ~umask}
-    assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o777 & ~umask}
+    folders = [cache.folder, entry.parent, cache.folder / "tmp"]
+    folder_mode, entry_mode = GROUP_MODES if shared else PRIVATE_MODES
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {entry_mode}  # never readable by the world
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {folder_mode}
+    assert (folder_mode, entry_mode) == ((0o770, 0o640) if shared else (0o700, 0o600))
+    assert stat.S_IMODE((tmp_path / "root").stat().st_mode) == 0o777 & ~umask  # cache_dir itself is the user's
+
+
+def test_an_older_world_readable_folder_of_ones_own_is_made_private_when_opened(tmp_path):
+    folder = tmp_path / "fingerprint"
+    folder.mkdir()
+    folder.chmod(0o755)  # as an earlier version made it
+    DiskCache(tmp_path, "fingerprint", {}, token_shape=(4,))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to hand files to another user")
-def test_a_cache_another_user_wrote_is_read_and_not_written(tiny_model, tmp_path):
+@pytest.mark.parametrize("shared", [False, True], ids=["private", "shared with a group"])
+def test_a_cache_another_user_wrote_is_read_only_when_shared_with_a_group(tiny_model, tmp_path, shared, monkeypatch):
+    if shared:
+        monkeypatch.setenv(GROUP_VARIABLE, "1")  # the writer's and the reader's setting (the child inherits it)
     model, cache = tiny_model("bert"), tmp_path / "embeddings"
     fb.BERTScorer(model_type=model, num_layers=2, cache_dir=cache).score(CANDS, REFS)
-    for path in [cache, *cache.rglob("*")]:
-        os.chown(path, 65534, 65534)  # as if user "nobody" had written it with the usual umask 022
+    for path in cache.rglob("*"):  # as if user "nobody" had written it; the reader is in its group when shared
+        os.chown(path, 65534, os.getgid() if shared else 65534)
     out, stderr = run_confined(
         SCORE_WITH_CACHE, model, str(cache), json.dumps(CANDS + NEW), json.dumps(REFS + NEW), as_ordinary_user=True
     )
     assert_scores_close(_scores(out, "got"), _scores(out, "plain"))
-    assert out["hits"] == len(set(CANDS) | set(REFS)) and out["readable"] and not out["writable"]
-    (warning,) = _cache_warnings(stderr)
-    assert "cannot write to the embedding cache" in warning and "Permission denied" in warning
+    if shared:  # the group reads every entry and adds its own
+        assert out["hits"] == len(set(CANDS) | set(REFS)) and out["readable"] and out["writable"]
+        assert _cache_warnings(stderr) == []
+    else:  # another user's private cache: one warning, then no cache
+        assert out["hits"] == 0 and not out["readable"] and not out["writable"]
+        (warning,) = _cache_warnings(stderr)
+        assert "cannot read the embedding cache" in warning and f"private to its owner; see {GROUP_VARIABLE}" in warning
