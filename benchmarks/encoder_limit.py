@@ -213,7 +213,7 @@ def main() -> int:
     from fastbertscore import hardware
 
     if not at_scale.DATA.exists():
-        print(f"{at_scale.DATA} is missing: this benchmark needs the shared WMT file (../shared/data)", file=sys.stderr)
+        print(at_scale.wmt_data.MISSING, file=sys.stderr)
         return 2
     torch.set_num_threads(2)
     before = _load()
