@@ -154,7 +154,7 @@ def table(rows: list[dict], n: int, rounds: int, load: tuple[str, str]) -> str:
     from at_scale import machine
 
     head = (
-        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d %H:%M')} "
+        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d')} "
         f"(load average, 1/5/15 min: {load[0]} before, {load[1]} after). **Random weights** (seed 0) of roberta-large's shape: BertConfig, "
         f"{SHAPE['layers']} layers, width {SHAPE['width']}, {SHAPE['heads']} heads, feed-forward {SHAPE['ffn']}, "
         f"all-MiniLM-L6-v2's WordPiece vocabulary, scored at layer {LAYER}: the same work per token as roberta-large. "
