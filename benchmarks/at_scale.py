@@ -3,7 +3,7 @@
     python benchmarks/at_scale.py                   # writes benchmarks/at_scale_results.md (+ .json) and docs/at_scale.png
     python benchmarks/at_scale.py --sizes 600 --orders shuffled
 
-The 19,238 real (candidate, reference) pairs of ../shared/data/human_judgments_toen.tsv (2,148 distinct
+The 19,238 real (candidate, reference) pairs of benchmarks/data/human_judgments_toen.tsv (2,148 distinct
 references, each shared by the 9-20 systems of its test set) in three orders: system after system (each test
 set's systems one after another, as compare(), per-system loops and concatenated outputs feed a scorer), segment
 after segment, and shuffled; the first 600, 5,000 and all 19,238 pairs of each. all-MiniLM-L6-v2 at layer 3,
@@ -37,9 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import wmt_data
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 WARMUP = ROOT / "tests" / "data"
 LAYER = 3
 ORDERS = ("system after system", "segment after segment", "shuffled")
@@ -318,7 +320,7 @@ def main() -> int:
         child(contender, order, int(n), out)
         return 0
     if not DATA.exists():
-        print(f"{DATA} is missing: this benchmark needs the shared WMT file (../shared/data)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     from fastbertscore import hardware
 

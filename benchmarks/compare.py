@@ -5,7 +5,7 @@ with and without the paired bootstrap; then the cost of the tests alone on 10 sy
     python benchmarks/compare.py                 # 3 alternating rounds, writes benchmarks/compare_results.md
     python benchmarks/compare.py --rounds 1
 
-The texts are real MT outputs and references from ../shared/data: segment i is the i-th distinct reference and
+The texts are real MT outputs and references from benchmarks/data (python benchmarks/wmt_data.py): segment i is the i-th distinct reference and
 system k's output for it is the k-th output judged for that reference (cycling where fewer exist), so lengths and
 overlaps are those of real systems. Every (round, contender) runs in a fresh child process with the model loaded
 and warmed up outside the timing (speed.py's procedure). all-MiniLM-L6-v2 at its default layer 3.
@@ -25,9 +25,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import wmt_data
 from speed import alternate, machine
 
-DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 LAYER = 3
 N_SYSTEMS, N_SEGMENTS = 10, 1000
 CONTENDERS = ["bert-score", "fastbertscore-per-system", "fastbertscore-compare", "fastbertscore-compare-bs"]
@@ -120,7 +121,7 @@ def table(results: dict[str, list[dict]], rounds: int, alone: dict[str, float]) 
     lines = [
         (
             f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, all-MiniLM-L6-v2 layer {LAYER}, "
-            f"{N_SYSTEMS} systems x {N_SEGMENTS} segments of real MT outputs and references (../shared/data), median of "
+            f"{N_SYSTEMS} systems x {N_SEGMENTS} segments of real MT outputs and references (benchmarks/data), median of "
             f"{rounds} alternating round(s), {time.strftime('%Y-%m-%d')}."
         ),
         "",
@@ -156,7 +157,7 @@ def main() -> int:
         child(args.child, args.out)
         return 0
     if not DATA.exists():
-        print(f"benchmark data not found: {DATA} (the shared data folder sits beside the checkout)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     results = alternate(__file__, CONTENDERS, "compare", args.rounds)
     report = table(results, args.rounds, tests_alone())

@@ -250,7 +250,7 @@ def table(rows: list[dict], args, before: str) -> str:
     lines = [
         (
             f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = {args.threads}, "
-            f"{args.clock} clock, {time.strftime('%Y-%m-%d %H:%M')} "
+            f"{args.clock} clock, {time.strftime('%Y-%m-%d')} "
             f"(load average, 1/5/15 min, before: {before}); all-MiniLM-L6-v2 at layer 3, float32, the encoder pass over "
             f"the distinct texts of the first {args.pairs:,} pairs (system after system), {args.rounds} alternating "
             "round(s) against the current encoder, taking turns 16 batches at a time (benchmarks/encoder_attempts.py)."

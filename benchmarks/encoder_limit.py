@@ -160,7 +160,7 @@ def table(gemm: dict, rows: list[dict], load: tuple[str, str]) -> str:
     best = {dtype: max(rates.values()) for dtype, rates in gemm.items()}
     lines = [
         (
-            f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d %H:%M')} "
+            f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d')} "
             f"(load average, 1/5/15 min: {load[0]} before, {load[1]} after); benchmarks/encoder_limit.py."
         ),
         "",
@@ -213,7 +213,7 @@ def main() -> int:
     from fastbertscore import hardware
 
     if not at_scale.DATA.exists():
-        print(f"{at_scale.DATA} is missing: this benchmark needs the shared WMT file (../shared/data)", file=sys.stderr)
+        print(at_scale.wmt_data.MISSING, file=sys.stderr)
         return 2
     torch.set_num_threads(2)
     before = _load()

@@ -1,10 +1,10 @@
 """fastbertscore on a GPU: parity with the CPU, speed against bert-score 0.3.13, memory, bf16 error, the ceiling.
 
-Run by ``benchmarks/gpu_run.sh`` (two commands of at most 9 minutes each on the lent GPU machine):
+Run by ``benchmarks/gpu_run.sh`` (two commands of at most 9 minutes each on the GPU machine):
 
     python benchmarks/gpu.py --part 1 --data .gpu/human_judgments_toen.tsv --out "$OUT"
     python benchmarks/gpu.py --part 2 --data .gpu/human_judgments_toen.tsv --out "$OUT"
-    python benchmarks/gpu.py --dry-run --data ../shared/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU, tiny
+    python benchmarks/gpu.py --dry-run --data benchmarks/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU, tiny
 
 Each part first prints versions, TF32 flags and the attention backend. Part 1: parity of GPU fp32 against CPU fp32
 on 2,000 real pairs (roberta-large shape), checked against the two-device bound of tests/tolerances.py; speed at

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The GPU bundle: commands of at most 9 minutes each on the lent GPU machine (torch 2.11, transformers 5.17,
-# no network), after one packing step here.
+# The GPU bundle: commands of at most 9 minutes each on a GPU machine that needs no network, after one packing
+# step here.
 #
 #   here:   bash benchmarks/gpu_run.sh pack   # .gpu/ (git-ignored, ~52 MB): the WMT pairs, bert-score 0.3.13, our
-#                                             # wheel, all-MiniLM-L6-v2 in bfloat16 and a stand-in for its package
+#                                             # wheel, all-MiniLM-L6-v2 in bfloat16 and a small package that serves it
 #   there (carry: [".gpu"]):
 #           bash benchmarks/gpu_run.sh tests  # tests/test_gpu.py (~1 minute)
 #           bash benchmarks/gpu_run.sh 1      # versions, TF32, SDPA; parity GPU vs CPU; speed at 10k pairs (~2 min)
@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 case "${1:-}" in
   pack)
     rm -rf .gpu && mkdir -p .gpu/wheels
-    cp ../shared/data/human_judgments_toen.tsv .gpu/
+    [ -f benchmarks/data/human_judgments_toen.tsv ] || python3 benchmarks/wmt_data.py
+    cp benchmarks/data/human_judgments_toen.tsv .gpu/
     python3 -m pip download -q --no-deps --only-binary=:all: -d .gpu/wheels bert-score==0.3.13
     python3 -m pip wheel -q --no-deps -w .gpu/wheels .
     cp -r benchmarks/gpu_stub .gpu/stub

@@ -10,7 +10,7 @@ work per token is roberta-large's (the same matmuls at every layer); the scores 
 the bfloat16 error says how far reduced precision moves these numbers, not a trained model's.
 
 The pairs: the outputs of the first 4 systems of WMT22 cs-en on the first 120 segments all four have (480 pairs,
-120 distinct references shared by the systems), system after system, from ../shared/data. Contenders: bert-score,
+120 distinct references shared by the systems), system after system, from benchmarks/data. Contenders: bert-score,
 ours exact (float32) and ours ``dtype="auto"`` (bfloat16 where the CPU computes it natively, else float32), each
 (round, contender) in its own process (2 torch threads): the scorer is built, warmed up on 32 pairs of tests/data
 (not timed), one ``score`` call over the pairs is timed, and the process's peak RSS read. The encoder's real and
@@ -33,9 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import wmt_data
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 SHAPE = {"layers": 24, "width": 1024, "heads": 16, "ffn": 4096}  # roberta-large
 LAYER = 17  # bert-score's layer for roberta-large (lang="en")
 TEST_SET = ("2022", "cs-en")
@@ -152,7 +154,7 @@ def table(rows: list[dict], n: int, rounds: int, load: tuple[str, str]) -> str:
     from at_scale import machine
 
     head = (
-        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d %H:%M')} "
+        f"Measured on {machine()}, {os.cpu_count()} cores, torch threads = 2, {time.strftime('%Y-%m-%d')} "
         f"(load average, 1/5/15 min: {load[0]} before, {load[1]} after). **Random weights** (seed 0) of roberta-large's shape: BertConfig, "
         f"{SHAPE['layers']} layers, width {SHAPE['width']}, {SHAPE['heads']} heads, feed-forward {SHAPE['ffn']}, "
         f"all-MiniLM-L6-v2's WordPiece vocabulary, scored at layer {LAYER}: the same work per token as roberta-large. "
@@ -192,7 +194,7 @@ def main() -> int:
         child(contender, folder, int(n), out)
         return 0
     if not DATA.exists():
-        print(f"{DATA} is missing: this benchmark needs the shared WMT file (../shared/data)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     # Before torch starts in the children: oneDNN's kernel cache, capped for reduced precision (docs/speed.md).
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")

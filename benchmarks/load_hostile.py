@@ -5,8 +5,8 @@ over the worst requests the Space refuses (on 127.0.0.1 only, bounded in count a
     python benchmarks/load_space.py --hostile --requests 10 --hostile-requests 30
 
 Two runs on the same app: first the two users alone, then the two users again beside the hostile one. Reports
-the users' p50/p95 and failures in each run, every hostile request's time and outcome (target: refused or
-finished within 2 s), and the app's RSS before and after the hostile requests (target: within 150 MB).
+the users' p50/p95 and failures in each run, every hostile request's time and outcome (how many were answered
+within 2 s), and the app's RSS before and after the hostile requests.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 
 from load_space import cpu_name, percentile, rss_mb
 
-TARGET_S = 2.0
-TARGET_RSS_MB = 150
+#: Hostile requests answered within this many seconds are counted.
+WITHIN_S = 2.0
 UPLOAD_MB = 50
 REQUEST_TIMEOUT_S = 120  # a hostile request still running after this is reported as such
 
@@ -181,13 +181,13 @@ def _report(args, quiet, quiet_failures, loud, loud_failures, outcomes, rss_befo
         _row("alone", quiet, quiet_failures),
         _row("beside the hostile user", loud, loud_failures),
         "",
-        f"- p95 beside the hostile user / alone: **{ratio:.2f}×** (target ≤ 1.5×).",
+        f"- p95 beside the hostile user / alone: **{ratio:.2f}×**.",
         (
             f"- App RSS before the hostile requests {rss_before:.0f} MB, after {len(outcomes)}: {rss_after:.0f} MB "
-            f"(**{rss_after - rss_before:+.0f} MB**, target within {TARGET_RSS_MB} MB)."
+            f"(**{rss_after - rss_before:+.0f} MB**)."
         ),
         (
-            f"- Hostile requests within {TARGET_S:g} s: **{sum(s <= TARGET_S for _, s, _ in outcomes)} of "
+            f"- Hostile requests within {WITHIN_S:g} s: **{sum(s <= WITHIN_S for _, s, _ in outcomes)} of "
             f"{len(outcomes)}**."
         ),
         "",

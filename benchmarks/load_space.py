@@ -31,8 +31,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import wmt_data
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 
 
 def rss_mb(pid: int) -> float:

@@ -21,9 +21,11 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import wmt_data
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 CONFIGS = {
     "plain": {},
     "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True},
@@ -76,7 +78,7 @@ def main() -> int:
         child(int(args.child[0]) or None, args.child[1])
         return 0
     if not DATA.exists():
-        print(f"{DATA} is missing: this script needs the shared WMT file (../shared/data)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     sys.path.insert(0, str(ROOT / "tests"))
     import torch

@@ -21,8 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import wmt_data
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 SINGLE = """

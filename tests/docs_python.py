@@ -181,3 +181,80 @@ def python_findings(text: str) -> list[str]:
         reader.example = example
         reader.visit(tree)
     return findings
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    return {
+        (a.asname or a.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+    }
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    """The names a program binds: imports, assignments, loop and ``with`` targets, functions, classes, parameters."""
+    names = _imported(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def _loads(node: ast.AST) -> set[str]:
+    """The names a statement reads, less those its own comprehensions and lambdas bind."""
+    local = {
+        n.id
+        for c in ast.walk(node)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+        if isinstance(n, ast.Name)
+    }
+    local |= {a.arg for f in ast.walk(node) if isinstance(f, ast.Lambda) for a in f.args.args}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
+
+
+def unbound_findings(text: str) -> list[str]:
+    """Every name a page's Python uses is defined before it, by the statements above it or the page's blocks up to
+    it (they run in order in one namespace, as tests/test_docs.py runs them), or is a builtin; and every module a
+    block uses is imported in that block: a recipe that uses ``transformers`` without importing it fails when
+    copied, even where an earlier block imported it, and whether or not the docs test runs it."""
+    import builtins
+
+    known, modules = set(dir(builtins)), set()
+    found = []
+    for code, example in python_of(text):
+        if not example:
+            continue
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        shown, missing, later = repr(code.strip()[:50]), set(), []
+        for statement in tree.body:  # functions and classes run later: their bodies see the whole block
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                later.append(statement)
+                missing |= (
+                    {n for d in statement.args.defaults for n in _loads(d)} - known
+                    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+                    else set()
+                )
+            else:
+                missing |= _loads(statement) - known
+            known |= _bound(statement)
+        missing |= {n for s in later for n in _loads(s)} - known
+        here = _imported(tree) | (_bound(tree) - modules)
+        modules |= _imported(tree)
+        bases = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        found += [f"{name}: used before it is imported or defined ({shown})" for name in sorted(missing)]
+        found += [
+            f"{name}: a module this block uses without importing it ({shown})"
+            for name in sorted(bases & modules - here)
+        ]
+    return found

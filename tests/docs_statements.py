@@ -110,7 +110,8 @@ def language_findings(text: str) -> list[str]:
 
 def first_screen_findings(readme: str) -> list[str]:
     """README's first screen (after the Space's front matter, up to the section after "Where it runs") fits 40
-    lines and says where it runs: the CPU with a dated figure, CUDA, and the commands that measure it on a GPU."""
+    lines, shows the evaluate route (the module loaded by its path) and says where it runs: the CPU with a dated
+    figure, CUDA, and the commands that measure it on a GPU."""
     lines = md.body(readme).splitlines()
     heads = [i for i, line in enumerate(lines) if line.startswith("## ")]
     where = [i for i in heads if lines[i].startswith("## Where it runs")]
@@ -119,7 +120,8 @@ def first_screen_findings(readme: str) -> list[str]:
     end = next((i for i in heads if i > where[0]), len(lines))
     screen = "\n".join(lines[:end]).rstrip()
     found = [f"the first screen is {screen.count(chr(10)) + 1} lines (at most 40)"] if screen.count("\n") >= 40 else []
-    for must in ("CUDA", "GPU", "gpu_run.sh pack", "gpu_run.sh 1", "gpu_run.sh 2", "python -m pytest", "CPU"):
+    musts = ("CUDA", "GPU", "gpu_run.sh pack", "gpu_run.sh 1", "gpu_run.sh 2", "python -m pytest", "CPU")
+    for must in (*musts, 'evaluate.load("./bertscore.py")'):
         if must not in screen:
             found.append(f"the first screen does not say {must!r}")
     if not re.search(r"\d{4}-\d\d-\d\d", screen):

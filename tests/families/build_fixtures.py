@@ -7,7 +7,7 @@ real MT sentences, saved with both its slow (Python/sentencepiece) and its fast 
 since bert-score branches on substrings of ``model_type`` (``"t5" in model_type`` picks T5EncoderModel).
 
 Run once, in the transformers-4.57 venv (see ``record_reference.py`` for the one command that makes it), from
-the repository root, with ``../shared`` beside it (the training sentences)::
+the repository root, after ``python benchmarks/wmt_data.py`` (the training sentences)::
 
     /tmp/venv-tf4/bin/python tests/families/build_fixtures.py
 
@@ -33,7 +33,7 @@ from cases import FAMILIES, FIXTURES  # the one list of families, read by the re
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = FIXTURES
-SHARED = REPO.parent / "shared" / "data" / "human_judgments_toen.tsv"
+SHARED = REPO / "benchmarks" / "data" / "human_judgments_toen.tsv"
 
 SIZE = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 2, "intermediate_size": 37}
 LIMIT = 512  # the tokenizers' model_max_length, as most Hub checkpoints of these families report
@@ -43,7 +43,7 @@ UNLIMITED = int(1e30)  # what transformers 4 reports for a tokenizer saved witho
 def corpus() -> list[str]:
     """Real MT sentences (WMT to-English candidates and references) to train the tokenizers on."""
     if not SHARED.exists():
-        sys.exit(f"needs {SHARED} (the shared WMT judgments) to train the tokenizers")
+        sys.exit(f"needs {SHARED} (the WMT judgments: python benchmarks/wmt_data.py) to train the tokenizers")
     with SHARED.open(encoding="utf-8", newline="") as f:
         rows = list(itertools.islice(csv.DictReader(f, delimiter="\t"), 4000))
     return [row["reference"] for row in rows] + [row["candidate"] for row in rows]

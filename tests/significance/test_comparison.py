@@ -237,13 +237,13 @@ def test_compare_command_refuses_bad_input_in_one_line(tmp_path, capsys, files, 
 
 @pytest.mark.slow
 def test_compare_command_on_a_whole_shared_test_set(tmp_path, capsys):
-    """Every system of WMT22 liv-en (the smallest test set of the shared data) against its references."""
+    """Every system of WMT22 liv-en (the smallest test set of the WMT file) against its references."""
     from paths import SHARED_RATINGS
 
     from fastbertscore.cli.main import main
 
     if not SHARED_RATINGS.exists():
-        pytest.skip("../shared/data is not beside this checkout")
+        pytest.skip("benchmarks/data/human_judgments_toen.tsv is absent (python benchmarks/wmt_data.py builds it)")
     with open(SHARED_RATINGS, encoding="utf-8", newline="") as f:
         rows = [r for r in csv.DictReader(f, delimiter="\t") if r["lp"] == "liv-en"]
     outputs, refs = wmt_systems_of(rows)
