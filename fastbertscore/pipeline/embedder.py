@@ -9,7 +9,7 @@ distinct texts become embeddings (pairs, all-pairs, explanations and ``token_emb
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -58,16 +58,18 @@ class Embedder:
         """Layers scored at once: ``L + 1`` with all layers, else 1."""
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
-    def budget(self, batch_size: int) -> Budget:
-        """The budget of one call on this model's device (see :meth:`Budget.for_device`)."""
+    def budget(self, batch_size: int, deadline: float | None = None) -> Budget:
+        """The budget of one call on this model's device (see :meth:`Budget.for_device`), stopped between encoder
+        batches past ``deadline`` (a ``time.monotonic()``)."""
         width = self.encoder.width * self.n_layers
-        return Budget.for_device(
+        budget = Budget.for_device(
             self.encoder.device,
             batch_size=batch_size,
             max_tokens=self.max_tokens,
             width=width,
             memory_mb=self.memory_mb,
         )
+        return budget if deadline is None else replace(budget, deadline=deadline)
 
     def prepare(
         self,
@@ -108,6 +110,7 @@ class Embedder:
                 max_tokens=budget.max_tokens,
                 window=self.active_window,
                 progress=progress,
+                deadline=budget.deadline,
             )
 
         if self.cache is None:

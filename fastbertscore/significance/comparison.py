@@ -141,6 +141,7 @@ def compare(
     seed: int | None = 12345,
     scorer: BERTScorer | None = None,
     verbose: bool = False,
+    deadline: float | None = None,
     **settings: Any,
 ) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
@@ -156,6 +157,7 @@ def compare(
         scorer: a loaded :class:`~fastbertscore.BERTScorer` to score with (then no ``settings``; with idf, its
             idf sentences count, not ``references``).
         verbose: show the progress of the embedding.
+        deadline: a ``time.monotonic()`` past which the scoring stops between encoder batches (``DeadlineExceeded``).
         settings: any field of :class:`~fastbertscore.Settings`. A system's corpus score is the mean of its
             segment P, R and F (rescaled when the settings rescale). References, and outputs several systems
             share, are embedded once.
@@ -180,7 +182,8 @@ def compare(
         raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
     batch_size = scorer.batch_size if scorer is not None else options.batch_size
     scorer = scorer or cached_scorer(options.idf_over(refs))
-    segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose)  # (systems, 3, segments)
+    # (systems, 3, segments)
+    segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose, deadline=deadline)
     n = len(refs)
     if test == "ar":
         rng = np.random.default_rng(seed)
@@ -251,13 +254,20 @@ def _check(
 
 
 def _segment_scores(
-    scorer: BERTScorer, outputs: list[list[str]], refs: list[str] | list[Texts], *, batch_size: int, verbose: bool
+    scorer: BERTScorer,
+    outputs: list[list[str]],
+    refs: list[str] | list[Texts],
+    *,
+    batch_size: int,
+    verbose: bool,
+    deadline: float | None,
 ) -> np.ndarray:
     """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
     so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
     n_systems = len(outputs)
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(n_systems)]
     paired_refs = [refs[i] for i in range(len(refs)) for _ in range(n_systems)]
-    result = scorer.score_result(cands, paired_refs, batch_size=batch_size, verbose=verbose)
+    pairs = check_pairs(cands, paired_refs)
+    result = scorer.finish(scorer.raw_scores(pairs, batch_size=batch_size, verbose=verbose, deadline=deadline), pairs)
     flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
     return flat.reshape(3, len(refs), n_systems).transpose(2, 0, 1).copy()

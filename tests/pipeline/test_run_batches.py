@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
+import time
 
 import pytest
 import torch
@@ -18,6 +20,7 @@ from paths import MINILM
 from fastbertscore.models.encoder import load_encoder
 from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline import embed as embed_module
+from fastbertscore.pipeline.budget import DeadlineExceeded
 from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.tokens import tokenize
 
@@ -113,3 +116,34 @@ def test_float16_overflow_is_a_clear_error_not_nan_scores(overflowing_bert, stor
     half = dataclasses.replace(half, autocast=torch.float16)
     with pytest.raises(ValueError, match=r'dtype="float16" overflowed.*2 of 2 texts.*dtype="bfloat16".*"float32"'):
         _run(half, ids, pad_id, batch_size=8)
+
+
+class Slow:
+    """A real encoder that takes at least ``seconds`` per batch, counting its batches."""
+
+    def __init__(self, encoder, seconds: float):
+        self.encoder, self.seconds, self.batches = encoder, seconds, 0
+
+    device = property(lambda self: self.encoder.device)
+    autocast = property(lambda self: self.encoder.autocast)
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        self.batches += 1
+        time.sleep(self.seconds)
+        return self.encoder(input_ids, attention_mask)
+
+
+@forced_batches
+def test_a_deadline_stops_the_run_between_encoder_batches(minilm_run):
+    # The Space's one model thread was held for as long as a request's encoder batches took (50 minutes).
+    encoder, ids, pad_id = minilm_run
+    with pytest.raises(DeadlineExceeded, match=rf"^stopped at its deadline, 0 of {len(ids)} encoder rows embedded$"):
+        encode(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=0.0)
+    slow = Slow(encoder, 0.2)  # the first batch ends past a deadline 0.1 s away: the run stops before the second
+    with pytest.raises(DeadlineExceeded, match=rf", 4 of {len(ids)} encoder rows embedded$"):
+        encode(
+            slow, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=time.monotonic() + 0.1
+        )
+    assert slow.batches == 1
+    later = encode(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=math.inf)
+    assert all(torch.equal(later[u], e) for u, e in _run(encoder, ids, pad_id, batch_size=4).items())
