@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
+from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
 from fastbertscore.validate import LongInputs
@@ -78,13 +78,15 @@ class Embedder:
         label: Callable[[int], str],
         position: Callable[[int], int] | None = None,
     ) -> Prepared:
-        """Tokenize distinct ``texts``, cut or check long ones, and weigh their tokens; ``label(u)`` names text ``u``
-        in errors, ``position(u)`` orders them as the caller gave them (default: ``u``)."""
+        """Tokenize distinct ``texts``, cut or check long ones, warn of those that are mostly the unknown token, and
+        weigh their tokens; ``label(u)`` names text ``u`` in errors, ``position(u)`` orders them as the caller gave
+        them (default: ``u``)."""
         tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
             warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
             check_long(tok, self.max_length, self.long_inputs, label, position)
+        warn_unknown(tok, self.tokenizer, label, position)
         return Prepared(tok, text_weights(tok, weights, label))
 
     def embed(
