@@ -12,7 +12,7 @@ from fastbertscore import assembly
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
-from fastbertscore.pipeline.embedder import Embedder
+from fastbertscore.pipeline.embedder import BatchHook, Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.weights import sentence_weights
@@ -224,11 +224,11 @@ class BERTScorer:
         return self.finish(self.raw_scores(pairs, batch_size=batch_size, verbose=verbose), pairs)
 
     def raw_scores(
-        self, pairs: Pairs, *, batch_size: int | None = None, verbose: bool = False, deadline: float | None = None
+        self, pairs: Pairs, *, batch_size: int | None = None, verbose: bool = False, between_batches: BatchHook = None
     ) -> torch.Tensor:
-        """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers); ``deadline``: as
-        :meth:`Embedder.budget <fastbertscore.pipeline.embedder.Embedder.budget>` takes it."""
-        budget = self.embedder.budget(self._batch_size(batch_size), deadline)
+        """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers);
+        ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
+        budget = self.embedder.budget(self._batch_size(batch_size), between_batches)
         return score_pairs(self.embedder, pairs, self.weights(), budget=budget, verbose=verbose)
 
     def finish(self, raw: torch.Tensor, pairs: Pairs) -> ScoreResult:

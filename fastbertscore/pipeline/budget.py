@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,6 +51,9 @@ CACHE_SHARE = 16
 #: Environment variable that forces every encoder batch to this many sentences, whatever a call asks for. It
 #: changes no number beyond float32 rounding; the test suite runs the exactness tests again under it.
 ENCODER_BATCH_VARIABLE = "FASTBERTSCORE_ENCODER_BATCH"
+#: A call's hook between encoder batches: called before each one; an exception it raises stops the call (a deadline
+#: passed, a request cancelled). ``None``: none.
+BatchHook = Callable[[], None] | None
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Budget:
     step_cap: int | None = CPU_STEP_CAP  # the most one step's texts take; None: no cap
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
-    deadline: float | None = None  # a time.monotonic() past which the call stops between encoder batches
+    between_batches: BatchHook = None  # called before each encoder batch; may raise to stop the call
 
     @property
     def step_share(self) -> int:
@@ -128,21 +130,6 @@ class Budget:
         step_cap = None if on_cuda else CPU_STEP_CAP
         activation = max_tokens * width * FLOAT_BYTES * ACTIVATION_FLOATS
         return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation)
-
-
-class DeadlineExceeded(TimeoutError):
-    """A call stopped between two encoder batches: it ran past the ``deadline`` its caller gave."""
-
-
-def check_deadline(deadline: float | None, done: int, total: int) -> None:
-    """Stop a call past ``deadline`` (a ``time.monotonic()``; ``None``: none), ``done`` of ``total`` encoder rows
-    (texts, or windows of long ones) embedded.
-
-    Raises:
-        DeadlineExceeded: the deadline has passed.
-    """
-    if deadline is not None and time.monotonic() > deadline:
-        raise DeadlineExceeded(f"stopped at its deadline, {done} of {total} encoder rows embedded")
 
 
 def default_memory(device: torch.device | str, free: int | None = None) -> int:

@@ -19,7 +19,7 @@ from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.pipeline.batching import buckets, pad
-from fastbertscore.pipeline.budget import check_deadline, forced_batch_size
+from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
 
@@ -44,15 +44,15 @@ def encode(
     max_tokens: int,
     progress: tqdm | None = None,
     window: WindowSpec | None = None,
-    deadline: float | None = None,
+    between_batches: BatchHook = None,
 ) -> dict[int, torch.Tensor]:
     """Embed the sentences ``wanted`` (indices into ``ids``) on the encoder's device.
 
     Returns ``{index: (T, D)}`` — ``(T, L + 1, D)`` for an all-layers encoder — unit-norm per token.
     With ``window``, a sequence longer than ``window.max_length`` is run as overlapping windows (batched with
     everything else) and stitched back to one embedding per token. Longest sequences go first so that an
-    out-of-memory error, if any, comes at once. ``deadline`` (a ``time.monotonic()``) is checked before each batch:
-    past it, :class:`~.budget.DeadlineExceeded`.
+    out-of-memory error, if any, comes at once. ``between_batches()`` is called before each batch: an exception it
+    raises stops the run (a deadline passed, a request cancelled).
     """
     rows: list[list[int]] = []
     windowed: dict[int, tuple[list[tuple[int, int]], list[int], list[int]]] = {}
@@ -66,7 +66,13 @@ def encode(
     # Progress counts sentences: per batch when every row is a sentence, else once the windows are stitched.
     live = progress if not windowed else None
     outputs = _run_batches(
-        encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live, deadline=deadline
+        encoder,
+        rows,
+        pad_id=pad_id,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        progress=live,
+        between_batches=between_batches,
     )
     out: dict[int, torch.Tensor] = {}
     position = 0
@@ -92,7 +98,7 @@ def _run_batches(
     batch_size: int,
     max_tokens: int,
     progress: tqdm | None,
-    deadline: float | None = None,
+    between_batches: BatchHook = None,
 ) -> list[torch.Tensor]:
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
 
@@ -110,10 +116,10 @@ def _run_batches(
     pending = deque(buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
-    embedded = 0  # rows so far
     with exact.exact_float32():
         while pending:
-            check_deadline(deadline, embedded, len(rows))
+            if between_batches is not None:
+                between_batches()
             batch = pending.popleft()
             if len(batch) > cap:
                 pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))
@@ -141,7 +147,6 @@ def _run_batches(
             bad += ((~torch.isfinite(hidden)).flatten(2).any(dim=2) & mask.bool()).any(dim=1).sum()
             for row, index in enumerate(batch):
                 out[index] = hidden[row, : lengths[index]]
-            embedded += len(batch)
             if progress is not None:
                 progress.update(len(batch))
             keep_under_ceiling()

@@ -16,7 +16,7 @@ import torch
 from tqdm.auto import tqdm
 
 from fastbertscore.models.encoder import Encoder
-from fastbertscore.pipeline.budget import Budget
+from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
@@ -58,9 +58,9 @@ class Embedder:
         """Layers scored at once: ``L + 1`` with all layers, else 1."""
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
-    def budget(self, batch_size: int, deadline: float | None = None) -> Budget:
-        """The budget of one call on this model's device (see :meth:`Budget.for_device`), stopped between encoder
-        batches past ``deadline`` (a ``time.monotonic()``)."""
+    def budget(self, batch_size: int, between_batches: BatchHook = None) -> Budget:
+        """The budget of one call on this model's device (see :meth:`Budget.for_device`); ``between_batches()`` is
+        called before each encoder batch, and an exception it raises stops the call."""
         width = self.encoder.width * self.n_layers
         budget = Budget.for_device(
             self.encoder.device,
@@ -69,7 +69,7 @@ class Embedder:
             width=width,
             memory_mb=self.memory_mb,
         )
-        return budget if deadline is None else replace(budget, deadline=deadline)
+        return budget if between_batches is None else replace(budget, between_batches=between_batches)
 
     def prepare(
         self,
@@ -112,7 +112,7 @@ class Embedder:
                 max_tokens=budget.max_tokens,
                 window=self.active_window,
                 progress=progress,
-                deadline=budget.deadline,
+                between_batches=budget.between_batches,
             )
 
         if self.cache is None:

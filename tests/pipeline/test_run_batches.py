@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
-import time
 
 import pytest
 import torch
@@ -20,7 +18,6 @@ from paths import MINILM
 from fastbertscore.models.encoder import load_encoder
 from fastbertscore.models.loading import load_tokenizer
 from fastbertscore.pipeline import embed as embed_module
-from fastbertscore.pipeline.budget import DeadlineExceeded
 from fastbertscore.pipeline.embed import encode, pad_id_of
 from fastbertscore.pipeline.tokens import tokenize
 
@@ -118,32 +115,57 @@ def test_float16_overflow_is_a_clear_error_not_nan_scores(overflowing_bert, stor
         _run(half, ids, pad_id, batch_size=8)
 
 
-class Slow:
-    """A real encoder that takes at least ``seconds`` per batch, counting its batches."""
+class Counted:
+    """A real encoder that counts the batches it runs."""
 
-    def __init__(self, encoder, seconds: float):
-        self.encoder, self.seconds, self.batches = encoder, seconds, 0
+    def __init__(self, encoder):
+        self.encoder, self.batches = encoder, 0
 
     device = property(lambda self: self.encoder.device)
     autocast = property(lambda self: self.encoder.autocast)
 
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         self.batches += 1
-        time.sleep(self.seconds)
         return self.encoder(input_ids, attention_mask)
 
 
+class Stop(Exception):
+    pass
+
+
 @forced_batches
-def test_a_deadline_stops_the_run_between_encoder_batches(minilm_run):
-    # The Space's one model thread was held for as long as a request's encoder batches took (50 minutes).
+def test_the_hook_between_encoder_batches_can_stop_the_run(minilm_run):
+    # The Space's one model thread was held for as long as a request's encoder batches took (50 minutes): its
+    # deadline is this hook.
     encoder, ids, pad_id = minilm_run
-    with pytest.raises(DeadlineExceeded, match=rf"^stopped at its deadline, 0 of {len(ids)} encoder rows embedded$"):
-        encode(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=0.0)
-    slow = Slow(encoder, 0.2)  # the first batch ends past a deadline 0.1 s away: the run stops before the second
-    with pytest.raises(DeadlineExceeded, match=rf", 4 of {len(ids)} encoder rows embedded$"):
+    calls = []
+
+    def stop_before_the_third():
+        calls.append(len(calls))
+        if len(calls) == 3:
+            raise Stop
+
+    counted = Counted(encoder)
+    with pytest.raises(Stop):
         encode(
-            slow, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=time.monotonic() + 0.1
+            counted,
+            ids,
+            range(len(ids)),
+            pad_id=pad_id,
+            batch_size=4,
+            max_tokens=10**6,
+            between_batches=stop_before_the_third,
         )
-    assert slow.batches == 1
-    later = encode(encoder, ids, range(len(ids)), pad_id=pad_id, batch_size=4, max_tokens=10**6, deadline=math.inf)
-    assert all(torch.equal(later[u], e) for u, e in _run(encoder, ids, pad_id, batch_size=4).items())
+    assert counted.batches == 2 and len(calls) == 3
+    calls.clear()
+    hooked = encode(
+        encoder,
+        ids,
+        range(len(ids)),
+        pad_id=pad_id,
+        batch_size=4,
+        max_tokens=10**6,
+        between_batches=lambda: calls.append(0),
+    )
+    assert len(calls) == len(ids) // 4, "once before each batch"
+    assert all(torch.equal(hooked[u], e) for u, e in _run(encoder, ids, pad_id, batch_size=4).items())
