@@ -12,7 +12,7 @@ from fastbertscore import assembly
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
-from fastbertscore.pipeline.embedder import Embedder
+from fastbertscore.pipeline.embedder import BatchHook, Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.weights import sentence_weights
@@ -142,10 +142,7 @@ class BERTScorer:
     token_limit = _forward(lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if at all.")
     cache = _forward(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
     disk_cache = _forward(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
-
-    @property
-    def baseline_vals(self) -> torch.Tensor:
-        return self._loaded_baseline()[0]
+    baseline_vals = _forward(lambda self: self._loaded_baseline()[0], doc="The baseline's rows (read on first use).")
 
     def _loaded_baseline(self) -> tuple[torch.Tensor, tuple[str, str, str]]:
         """The baseline rows and where they came from, read on first use."""
@@ -226,9 +223,12 @@ class BERTScorer:
         pairs = check_pairs(cands, refs)
         return self.finish(self.raw_scores(pairs, batch_size=batch_size, verbose=verbose), pairs)
 
-    def raw_scores(self, pairs: Pairs, *, batch_size: int | None = None, verbose: bool = False) -> torch.Tensor:
-        """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers)."""
-        budget = self.embedder.budget(self._batch_size(batch_size))
+    def raw_scores(
+        self, pairs: Pairs, *, batch_size: int | None = None, verbose: bool = False, between_batches: BatchHook = None
+    ) -> torch.Tensor:
+        """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers);
+        ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
+        budget = self.embedder.budget(self._batch_size(batch_size), between_batches)
         return score_pairs(self.embedder, pairs, self.weights(), budget=budget, verbose=verbose)
 
     def finish(self, raw: torch.Tensor, pairs: Pairs) -> ScoreResult:

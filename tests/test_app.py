@@ -478,10 +478,10 @@ def test_a_language_without_a_baseline_says_what_a_browser_user_can_do(app_url):
     from gradio_client import Client
 
     out = Client(app_url, verbose=False).predict(
-        CAND, REF, fb.DEFAULT_MODEL, "", "xx", False, True, "float32", api_name="/score_pair"
+        CAND, REF, fb.DEFAULT_MODEL, "", "de", False, True, "float32", api_name="/score_pair"
     )
     note = out[3] if isinstance(out[3], str) else out[3]["value"]
-    assert "no rescaling baseline for language 'xx'" in note and "untick 'Also show rescaled scores'" in note
+    assert "no rescaling baseline for language 'de'" in note and "untick 'Also show rescaled scores'" in note
     assert "--" not in note and "bertscore-" not in note and "/" not in note.replace(fb.DEFAULT_MODEL, "")
 
 

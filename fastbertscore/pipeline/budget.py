@@ -55,6 +55,9 @@ CACHE_SHARE = 16
 #: Environment variable that forces every encoder batch to this many sentences, whatever a call asks for. It
 #: changes no number beyond float32 rounding; the test suite runs the exactness tests again under it.
 ENCODER_BATCH_VARIABLE = "FASTBERTSCORE_ENCODER_BATCH"
+#: A call's hook between encoder batches: called before each one; an exception it raises stops the call (a deadline
+#: passed, a request cancelled). ``None``: none.
+BatchHook = Callable[[], None] | None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class Budget:
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
     match_cap: int = MATCH_ENTRIES_CAP  # the most similarity entries of one matching step, whatever the memory
+    between_batches: BatchHook = None  # called before each encoder batch; may raise to stop the call
 
     @property
     def step_share(self) -> int:

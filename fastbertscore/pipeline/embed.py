@@ -21,7 +21,7 @@ from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import buckets, gather
-from fastbertscore.pipeline.budget import forced_batch_size
+from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
 
@@ -46,13 +46,15 @@ def encode(
     max_tokens: int,
     progress: tqdm | None = None,
     window: WindowSpec | None = None,
+    between_batches: BatchHook = None,
 ) -> dict[int, torch.Tensor]:
     """Embed the sentences ``wanted`` (indices into ``ids``) on the encoder's device.
 
     Returns ``{index: (T, D)}`` — ``(T, L + 1, D)`` for an all-layers encoder — unit-norm per token.
     With ``window``, a sequence longer than ``window.max_length`` is run as overlapping windows (batched with
     everything else) and stitched back to one embedding per token. Longest sequences go first so that an
-    out-of-memory error, if any, comes at once.
+    out-of-memory error, if any, comes at once. ``between_batches()`` is called before each batch: an exception it
+    raises stops the run (a deadline passed, a request cancelled).
     """
     rows: list[list[int]] = []
     windowed: dict[int, tuple[list[tuple[int, int]], list[int], list[int]]] = {}
@@ -65,7 +67,15 @@ def encode(
             rows.append(ids[index])
     # Progress counts sentences: per batch when every row is a sentence, else once the windows are stitched.
     live = progress if not windowed else None
-    outputs = _run_batches(encoder, rows, pad_id=pad_id, batch_size=batch_size, max_tokens=max_tokens, progress=live)
+    outputs = _run_batches(
+        encoder,
+        rows,
+        pad_id=pad_id,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        progress=live,
+        between_batches=between_batches,
+    )
     out: dict[int, torch.Tensor] = {}
     position = 0
     for index in wanted:
@@ -83,7 +93,14 @@ def encode(
 
 
 def _run_batches(
-    encoder: Encoder, rows: list[list[int]], *, pad_id: int, batch_size: int, max_tokens: int, progress: tqdm | None
+    encoder: Encoder,
+    rows: list[list[int]],
+    *,
+    pad_id: int,
+    batch_size: int,
+    max_tokens: int,
+    progress: tqdm | None,
+    between_batches: BatchHook = None,
 ) -> list[torch.Tensor]:
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
 
@@ -104,6 +121,8 @@ def _run_batches(
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with exact.exact_float32():
         while pending:
+            if between_batches is not None:
+                between_batches()
             batch = pending.popleft()
             if len(batch) > cap:
                 pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))

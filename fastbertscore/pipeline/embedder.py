@@ -9,7 +9,7 @@ distinct texts become embeddings (pairs, all-pairs, explanations and ``token_emb
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -17,9 +17,9 @@ from tqdm.auto import tqdm
 
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.budget import Budget
+from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights
+from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
 from fastbertscore.validate import LongInputs
@@ -59,16 +59,18 @@ class Embedder:
         """Layers scored at once: ``L + 1`` with all layers, else 1."""
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
-    def budget(self, batch_size: int) -> Budget:
-        """The budget of one call on this model's device (see :meth:`Budget.for_device`)."""
+    def budget(self, batch_size: int, between_batches: BatchHook = None) -> Budget:
+        """The budget of one call on this model's device (see :meth:`Budget.for_device`); ``between_batches()`` is
+        called before each encoder batch, and an exception it raises stops the call."""
         width = self.encoder.width * self.n_layers
-        return Budget.for_device(
+        budget = Budget.for_device(
             self.encoder.device,
             batch_size=batch_size,
             max_tokens=self.max_tokens,
             width=width,
             memory_mb=self.memory_mb,
         )
+        return budget if between_batches is None else replace(budget, between_batches=between_batches)
 
     def prepare(
         self,
@@ -77,14 +79,16 @@ class Embedder:
         label: Callable[[int], str],
         position: Callable[[int], int] | None = None,
     ) -> Prepared:
-        """Tokenize distinct ``texts``, cut or check long ones, and weigh their tokens; ``label(u)`` names text ``u``
-        in errors, ``position(u)`` orders them as the caller gave them (default: ``u``)."""
+        """Tokenize distinct ``texts``, cut or check long ones, warn of those that are mostly the unknown token, and
+        weigh their tokens; ``label(u)`` names text ``u`` in errors, ``position(u)`` orders them as the caller gave
+        them (default: ``u``)."""
         with phase("tokenize"):
             tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
             warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
             check_long(tok, self.max_length, self.long_inputs, label, position)
+        warn_unknown(tok, self.tokenizer, label, position)
         with phase("weights"):
             return text_weights(tok, weights, label)
 
@@ -111,6 +115,7 @@ class Embedder:
                 max_tokens=budget.max_tokens,
                 window=self.active_window,
                 progress=progress,
+                between_batches=budget.between_batches,
             )
 
         if self.cache is None:

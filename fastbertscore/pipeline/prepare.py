@@ -1,8 +1,8 @@
 """The first step of every path: each distinct text once, tokenized, checked for length and weighted.
 
 Pairs, all-pairs and MBR all start here: :class:`Distinct` numbers the distinct texts of the caller's inputs,
-``Embedder.prepare`` tokenizes them once (:func:`check_long`, :func:`text_weights`), and :func:`warn_empty` names
-the empty ones.
+``Embedder.prepare`` tokenizes them once (:func:`check_long`, :func:`text_weights`, :func:`warn_unknown`), and
+:func:`warn_empty` names the empty ones.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -17,7 +18,19 @@ from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
 from fastbertscore.pipeline.weights import MissingWeight, token_weights
 from fastbertscore.validate import LongInputs
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 logger = logging.getLogger(__name__)
+
+#: A text of which more than this share of the content tokens are the tokenizer's unknown token is one the model
+#: cannot read (:func:`mostly_unknown`): every unknown character is the same token to it.
+UNKNOWN_SHARE = 0.5
+#: What the scores of such a text mean, in the warning that names them and in the Space's note.
+UNKNOWN_SCORES = (
+    "the model reads every character it does not know as the same token, so such texts match one another whatever "
+    "they say (one unknown symbol against another scores F = 1)"
+)
 
 
 @dataclass(frozen=True)
@@ -117,3 +130,38 @@ def warn_empty(tok: Tokenized, what: str, units: Sequence[int], label: Callable[
     empty = list(dict.fromkeys(label(i) for i, u in enumerate(units) if tok.is_empty(u)))
     if empty:
         logger.warning("%d %s empty (first: %s): %s", len(empty), what, empty[0], EMPTY_SCORES)
+
+
+def mostly_unknown(tok: Tokenized, unk_id: int | None) -> list[int]:
+    """The texts of which more than :data:`UNKNOWN_SHARE` of the content tokens are the unknown token ``unk_id``
+    (none when the tokenizer has no unknown token). One C-level ``list.count`` per text: no Python loop over tokens.
+
+    Example:
+        >>> mostly_unknown(Tokenized([[1, 9, 9, 2], [1, 5, 9, 2], [1, 2]], [2, 2, 0], []), unk_id=9)
+        [0]
+    """
+    if unk_id is None:
+        return []
+    unknown = [ids.count(unk_id) for ids in tok.ids]
+    shares = zip(unknown, tok.content_lengths, strict=True)
+    return [u for u, (n, content) in enumerate(shares) if content and n > UNKNOWN_SHARE * content]
+
+
+def warn_unknown(
+    tok: Tokenized,
+    tokenizer: PreTrainedTokenizerBase,
+    label: Callable[[int], str],
+    position: Callable[[int], int] | None = None,
+) -> None:
+    """One warning for the texts that are mostly the tokenizer's unknown token (:func:`mostly_unknown`), naming
+    the first in input order (``position(u)``, default ``u``) as ``label(u)`` gives it."""
+    unknown = mostly_unknown(tok, tokenizer.unk_token_id)
+    if unknown:
+        first = min(unknown, key=position) if position else unknown[0]
+        logger.warning(
+            "%d text(s) mostly the unknown token %s (first: %s): %s",
+            len(unknown),
+            tokenizer.unk_token,
+            label(first),
+            UNKNOWN_SCORES,
+        )

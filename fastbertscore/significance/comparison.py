@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from fastbertscore.compute import cached_scorer
+from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.significance.resampling import (
@@ -141,6 +142,7 @@ def compare(
     seed: int | None = 12345,
     scorer: BERTScorer | None = None,
     verbose: bool = False,
+    between_batches: BatchHook = None,
     **settings: Any,
 ) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
@@ -156,6 +158,7 @@ def compare(
         scorer: a loaded :class:`~fastbertscore.BERTScorer` to score with (then no ``settings``; with idf, its
             idf sentences count, not ``references``).
         verbose: show the progress of the embedding.
+        between_batches: called before each encoder batch; an exception it raises stops the call (a deadline).
         settings: any field of :class:`~fastbertscore.Settings`. A system's corpus score is the mean of its
             segment P, R and F (rescaled when the settings rescale). References, and outputs several systems
             share, are embedded once.
@@ -180,7 +183,10 @@ def compare(
         raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
     batch_size = scorer.batch_size if scorer is not None else options.batch_size
     scorer = scorer or cached_scorer(options.idf_over(refs))
-    segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose)  # (systems, 3, segments)
+    # (systems, 3, segments)
+    segments = _segment_scores(
+        scorer, outputs, refs, batch_size=batch_size, verbose=verbose, between_batches=between_batches
+    )
     n = len(refs)
     if test == "ar":
         rng = np.random.default_rng(seed)
@@ -251,13 +257,22 @@ def _check(
 
 
 def _segment_scores(
-    scorer: BERTScorer, outputs: list[list[str]], refs: list[str] | list[Texts], *, batch_size: int, verbose: bool
+    scorer: BERTScorer,
+    outputs: list[list[str]],
+    refs: list[str] | list[Texts],
+    *,
+    batch_size: int,
+    verbose: bool,
+    between_batches: BatchHook,
 ) -> np.ndarray:
     """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
     so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
     n_systems = len(outputs)
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(n_systems)]
     paired_refs = [refs[i] for i in range(len(refs)) for _ in range(n_systems)]
-    result = scorer.score_result(cands, paired_refs, batch_size=batch_size, verbose=verbose)
+    pairs = check_pairs(cands, paired_refs)
+    result = scorer.finish(
+        scorer.raw_scores(pairs, batch_size=batch_size, verbose=verbose, between_batches=between_batches), pairs
+    )
     flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
     return flat.reshape(3, len(refs), n_systems).transpose(2, 0, 1).copy()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -16,17 +17,22 @@ import gradio as gr
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
 from fastbertscore.space.limits import (
+    DEADLINE_S,
+    JOBS_PER_SESSION,
     KEEP_RESULTS_S,
     MAX_CHARS,
     MAX_PAIRS,
     MAX_REFERENCES,
+    MAX_REQUEST_BYTES,
     MAX_ROWS,
     MAX_SAMPLES,
+    MAX_SEED,
     MAX_SYSTEMS,
     MAX_UPLOAD_BYTES,
+    WORK_BUDGET,
     megabytes,
 )
-from fastbertscore.space.runner import SpaceError, on_model_thread, user_errors
+from fastbertscore.space.runner import SpaceError, run_job, user_errors
 from fastbertscore.space.systems import EMPTY_LINE
 from fastbertscore.space.tables import Table
 from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
@@ -35,6 +41,14 @@ from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, 
 CSS = """.fit-table table { table-layout: auto; width: 100%; }
 #heatmap .matplotlib { display: block; max-height: 900px; overflow: auto; padding-top: 28px; }
 #heatmap .matplotlib img { max-width: none; }"""
+
+
+#: The limits every request meets, as the page states them under its title.
+LIMITS_NOTE = (
+    f"Each request may need at most {WORK_BUDGET:,} tokens of work (counted in tokens of the default model: a token "
+    f"of a larger model costs more) and stops after {DEADLINE_S} s of scoring; each visitor has "
+    f"{'one request' if JOBS_PER_SESSION == 1 else f'{JOBS_PER_SESSION} requests'} at a time."
+)
 
 
 def _table(header_rows: Table, **options: Any) -> gr.Dataframe:
@@ -74,9 +88,10 @@ def _show_compare(view: CompareView) -> tuple:
 
 def _served(handler: Callable, check: Callable, show: Callable | None = None, shared_options: bool = True) -> Callable:
     """``handler`` as Gradio calls it: its ``check`` on the request's own thread (a refusal never waits for the
-    model), the model step it returns on the model thread, a failure as one message, the view shown. With
-    ``shared_options`` the settings boxes arrive last, one argument each (named in the endpoint's API), and
-    reach the handler as one :class:`~fastbertscore.space.views.Options`."""
+    model), the job it returns on the model thread for the visitor's session (one at a time), a failure as one
+    message, the view shown. With ``shared_options`` the settings boxes arrive last, one argument each (named in the
+    endpoint's API), and reach the handler as one :class:`~fastbertscore.space.views.Options`. Gradio passes the
+    request (its session) as the last argument, which no endpoint lists."""
     name = handler.__name__
     own = list(inspect.signature(handler).parameters.values())
     if shared_options:
@@ -85,23 +100,27 @@ def _served(handler: Callable, check: Callable, show: Callable | None = None, sh
             inspect.Parameter(option, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, option))
             for option in OPTION_NAMES
         ]
-    signature = inspect.Signature(own, return_annotation=inspect.signature(handler).return_annotation)
+    session = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request)
+    signature = inspect.Signature([*own, session], return_annotation=inspect.signature(handler).return_annotation)
 
     @functools.wraps(handler)
     def run(*args: object, **kwargs: object) -> object:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
+        request = bound.arguments.pop("request", None)
         values = list(bound.arguments.values())
         if shared_options:
             values = [*values[: -len(OPTION_NAMES)], Options(*values[-len(OPTION_NAMES) :])]
         try:
-            step = user_errors(check, name)(*values)
-            out = on_model_thread(step, name)()
+            job = user_errors(check, name)(*values)
+            out = run_job(job, name, getattr(request, "session_hash", None))
         except SpaceError as error:
             raise gr.Error(str(error)) from None
         return show(out) if show else out
 
     vars(run)["__signature__"] = signature  # what inspect.signature, and so Gradio, reads of the endpoint
+    # Gradio finds the request's parameter by its type (typing.get_type_hints), the API its other arguments' types.
+    run.__annotations__ = {**typing.get_type_hints(handler), "request": gr.Request}
     return run
 
 
@@ -198,8 +217,8 @@ def _compare_tab(shared: list) -> None:
     gr.Markdown(
         f"Corpus BERTScore of 2–{MAX_SYSTEMS} systems on the same references, with 95% confidence intervals and a "
         "paired test of each against the first (the baseline), as `sacrebleu --paired-bs` reports BLEU. At most "
-        f"{MAX_ROWS:,} segments, {MAX_PAIRS:,} outputs in all (segments × systems) and "
-        f"{megabytes(MAX_UPLOAD_BYTES)} a file."
+        f"{MAX_ROWS:,} segments, {MAX_PAIRS:,} outputs in all (segments × systems), "
+        f"{megabytes(MAX_UPLOAD_BYTES)} a file and {megabytes(MAX_REQUEST_BYTES)} in all."
     )
     with gr.Row():
         ref_file = gr.File(label="References (.txt, one per line)", file_types=[".txt"], elem_id="compare-refs")
@@ -222,7 +241,7 @@ def _compare_tab(shared: list) -> None:
         n_samples = gr.Number(
             0, label=f"Resamples / trials (0: the test's default, 1,000 / 10,000; at most {MAX_SAMPLES:,})", precision=0
         )
-        seed = gr.Number(12345, label="Seed", precision=0)
+        seed = gr.Number(12345, label=f"Seed (0 to {MAX_SEED:,})", precision=0)
     button = gr.Button("Compare", variant="primary", elem_id="compare-button")
     outputs = [
         _empty_table(tables.compare_header(True), label="Systems", elem_id="compare-table"),
@@ -243,7 +262,7 @@ def build_demo() -> gr.Blocks:
         gr.Markdown(
             "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
             f"The default model (`{DEFAULT_MODEL}`) runs offline; the models with a published rescaling baseline "
-            "(such as `roberta-large`) by Hub id."
+            "(such as `roberta-large`) by Hub id.\n\n" + LIMITS_NOTE
         )
         shared = _settings_boxes()
         with gr.Tab("Pair"):

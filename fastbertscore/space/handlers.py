@@ -2,22 +2,22 @@
 
 Each tab has a handler (``score_pair``, ``score_file``, ``compare_systems``, ``score``) that a test calls directly,
 with no browser and no Gradio, and that is two steps: ``check_*`` refuses bad input (``ValueError``/``TypeError``
-naming the box and the limit) with no model work, and returns the model step. The page
-(:mod:`fastbertscore.space.demo`) runs the check on the request's own thread, so a refusal never waits for the
-model, and the model step on the one model thread.
+naming the box and the limit) and counts the request's work (:mod:`~fastbertscore.space.work`) with no model work,
+and returns the model step as a :class:`~fastbertscore.space.runner.Job`. The page (:mod:`fastbertscore.space.demo`)
+runs the check on the request's own thread, so a refusal never waits for the model, and the job on the one model
+thread, whose hook its encoder batches call (its deadline).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Callable
 from typing import cast
 
 from fastbertscore.explanations.explanation import explain
 from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.scorer import BERTScorer
+from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.settings import DType, Settings
 from fastbertscore.significance import compare
 from fastbertscore.significance.resampling import Test
@@ -26,46 +26,37 @@ from fastbertscore.space.allowed import check_allowed_model
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_samples, check_seed
-from fastbertscore.space.models import of_kind, scorer_of_kind, space_scorer
-from fastbertscore.space.runner import SpaceError, first_line
+from fastbertscore.space.models import load_scorer, loading, of_kind, scored, scorer_of_kind
+from fastbertscore.space.runner import Job
 from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
-from fastbertscore.space.uploads import Upload, check_size, lines_of, rows_of, write_results
+from fastbertscore.space.uploads import Upload, check_size, check_total, lines_of, rows_of, write_results
 from fastbertscore.space.views import TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.words import reference_words
+from fastbertscore.space.work import Work, check_work, counting_model
 from fastbertscore.validate import check_hub_model_id
-
-logger = logging.getLogger(__name__)
 
 
 def settings_for(options: Options, idf_sents: list[str] | None) -> Settings:
-    """The settings of these boxes, checked (the model against the Space's list, the layer box): no model work."""
+    """The settings of these boxes, checked (the model against the Space's list, the layer and language boxes): no
+    model work."""
     model_id = (options.model or "").strip() or DEFAULT_MODEL
     return Settings(
         model_type=check_allowed_model(check_hub_model_id(model_id)),  # a path first: never a folder
         num_layers=inputs.parse_layer(options.layer),
         cache_mb=CACHE_MB,
-        lang=(options.lang or "").strip() or None,
+        lang=inputs.check_lang(options.lang),
         idf=idf_sents is not None,
         idf_sents=None if idf_sents is None else tuple(idf_sents),
         dtype=cast("DType", options.dtype or "float32"),  # Settings checks it against its choices
     )
 
 
-def load_scorer(settings: Settings, rescaled: bool = False) -> tuple[BERTScorer, str]:
-    """The Space's scorer for ``settings`` (it rescales where the language has a baseline: raw requests read the
-    raw numbers of the same result) and a note when rescaled numbers were asked for but cannot be shown."""
-    model_id = settings.model_type_or_default
-    try:
-        scorer, note = space_scorer(settings)
-    except Exception as error:  # unknown ids, model code, devices, no network: the engine's message, one line
-        logger.info("loading %s failed", model_id, exc_info=True)
-        message = first_line(error)  # the engine's own message names the model; others get its id in front
-        raise SpaceError(
-            message if model_id in message else f"Could not load the model {model_id!r}: {message}"
-        ) from None
-    if not rescaled:
-        return scorer, ""
-    return scorer, note or ("" if settings.lang else "Only raw scores: rescaling needs a language (e.g. en).")
+def counted(settings: Settings, texts: list[str], label: Callable[[int], str]) -> Work:
+    """The work of ``texts`` with ``settings``' model (:func:`~fastbertscore.space.work.check_work`), its tokenizer
+    loaded as :func:`loading` says."""
+    with loading(settings.model_type_or_default):
+        counting_model(settings.model_type_or_default, settings.use_fast_tokenizer)
+    return check_work(settings, texts, label)
 
 
 def colours(cut_at: int | None = None) -> dict[str, str]:
@@ -73,27 +64,42 @@ def colours(cut_at: int | None = None) -> dict[str, str]:
     return {"missing": "red", **({tables.past_cut_label(cut_at): "gray"} if cut_at else {})}
 
 
-# Each tab is two steps: check_* takes the boxes and refuses bad input (files read, limits held, no model work)
-# on the request's own thread; the step it returns runs on the model thread. Its handler runs both.
+def job(step: Callable[[BatchHook], object], settings: Settings, work: Work) -> Job:
+    """A checked request's model step as the model thread takes it: with its counted work and its model."""
+    return Job(step, work.weighed, settings.model_type_or_default)
 
 
-def check_pair(candidate: str | None, references: str | None, options: Options | None = None) -> Callable[[], PairView]:
-    """The Pair tab's boxes, checked; returns its model step."""
+def _pair_label(n_refs: int) -> Callable[[int], str]:
+    """How the page names text ``i`` of ``[candidate, *references]``."""
+    return lambda i: "the candidate" if i == 0 else "the reference" if n_refs == 1 else f"reference {i}"
+
+
+# Each tab is two steps: check_* takes the boxes and refuses bad input (files read, limits held, work counted, no
+# model work) on the request's own thread; the job it returns runs on the model thread. Its handler runs both.
+
+
+def check_pair(candidate: str | None, references: str | None, options: Options | None = None) -> Job[PairView]:
+    """The Pair tab's boxes, checked and their work counted; returns its model step."""
     options = options or Options()
     candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(references)
     settings = settings_for(options, refs if options.idf else None)
-    return functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale))
+    work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
+    return job(
+        functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale), work.notes), settings, work
+    )
 
 
-def _pair(candidate: str, refs: list[str], settings: Settings, do_rescale: bool) -> PairView:
+def _pair(
+    candidate: str, refs: list[str], settings: Settings, do_rescale: bool, notes: tuple[str, ...], hook: BatchHook
+) -> PairView:
     scorer, note = load_scorer(settings, rescaled=do_rescale)
     rescaled = do_rescale and scorer.rescale_with_baseline
-    result = of_kind(scorer.score_result([candidate], [refs]), scorer, rescaled)
+    result = of_kind(scored(scorer, [candidate], [refs], hook), scorer, rescaled)
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
     # Against the reference that counted for F; similarities of the kind shown.
     tokens = explain(candidate, best, scorer=scorer, level="token", rescaled=rescaled)
     words, missed = reference_words(tokens, rescaled)
-    note = " ".join(filter(None, [note, inputs.cut_note(scorer, {"candidate": candidate, "reference": best})]))
+    cut = inputs.cut_note(scorer, {"candidate": candidate, "reference": best})
     cut_at = scorer.token_limit if inputs.is_cut(scorer, best) else None
     from fastbertscore.explanations.plot import similarity_figure  # matplotlib, on first use
 
@@ -102,7 +108,7 @@ def _pair(candidate: str, refs: list[str], settings: Settings, do_rescale: bool)
         hashcode=result.hash,
         kind=tables.kind(rescaled),
         counted=tables.counted_note(result, len(refs)),
-        note=note,
+        note=tables.with_notes(" ".join(filter(None, [note, cut])), notes, " "),
         heatmap=similarity_figure(tokens, kind=tables.kind(rescaled)),
         missing=[*tables.highlight(best, words, missed, cut_at)],
         cut_at=cut_at,
@@ -118,24 +124,35 @@ def score_pair(candidate: str | None, references: str | None, options: Options |
 
 def check_file(
     file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None
-) -> Callable[[], BatchView]:
-    """The Batch tab's upload and boxes, checked (the file read, its references counted); returns its model step."""
+) -> Job[BatchView]:
+    """The Batch tab's upload and boxes, checked (the file read, its references counted, its work counted);
+    returns its model step."""
     options = options or Options()
     if file is None:
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
     inputs.reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
     cands, refs, groups = inputs.batch_pairs(rows_of(file), cand_column, ref_columns)
     settings = settings_for(options, [r for g in groups for r in g] if options.idf else None)
-    return functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale))
+    rows = [*range(len(cands)), *(row for row, group in enumerate(groups) for _ in group)]
+    texts = [*cands, *(r for g in groups for r in g)]
+    work = counted(settings, texts, lambda i: f"row {rows[i] + 1}'s {'candidate' if i < len(cands) else 'reference'}")
+    step = functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale), work.notes)
+    return job(step, settings, work)
 
 
 def _file(
-    cands: list[str], refs: list[str] | list[list[str]], groups: list[list[str]], settings: Settings, do_rescale: bool
+    cands: list[str],
+    refs: list[str] | list[list[str]],
+    groups: list[list[str]],
+    settings: Settings,
+    do_rescale: bool,
+    notes: tuple[str, ...],
+    hook: BatchHook,
 ) -> BatchView:
     scorer, note = load_scorer(settings, rescaled=do_rescale)
-    result = of_kind(scorer.score_result(cands, refs), scorer, do_rescale)
+    result = of_kind(scored(scorer, cands, refs, hook), scorer, do_rescale)
     header, rows = tables.batch_table(cands, groups, result)
-    summary = tables.batch_summary(result, scorer.signature) + (f"  \n{note}" if note else "")
+    summary = tables.with_notes(tables.batch_summary(result, scorer.signature), (note, *notes))
     histogram_figure = histogram(result.scores[2].tolist(), result.rescaled is not None)
     return BatchView((header, rows), write_results([header, *rows]), summary, histogram_figure, result)
 
@@ -154,25 +171,33 @@ def check_compare(
     n_samples: float | None,
     seed: float | None,
     options: Options | None = None,
-) -> Callable[[], CompareView]:
-    """The Compare tab's uploads and boxes, checked (the number of systems and every size before any file is
-    read); returns its model step."""
+) -> Job[CompareView]:
+    """The Compare tab's uploads and boxes, checked (the seed, the number of systems and every size before any file
+    is read, the work counted); returns its model step."""
     options = options or Options()
     n_samples = check_samples(n_samples)
     seed = check_seed(seed)
     system_files = system_files or []
     if len(system_files) > MAX_SYSTEMS:
         raise ValueError(f"{len(system_files)} system files were uploaded; the Space compares at most {MAX_SYSTEMS}")
-    for file in [ref_file, *system_files] if ref_file is not None else system_files:
+    files = [ref_file, *system_files] if ref_file is not None else system_files
+    for file in files:
         check_size(file)
+    check_total(files)
     check_box(ref_text, "The references box")
     check_box(systems_text, "The systems box")
     refs = lines_of(ref_file)[1] if ref_file is not None else parse_lines(ref_text)
     systems = gather_systems([lines_of(file) for file in system_files], systems_text)
     check_systems(systems, refs)
     settings = settings_for(options, refs if options.idf else None)
+    names = [name for name, lines in systems.items() for _ in lines]
+    texts = [*refs, *(line for lines in systems.values() for line in lines)]
+    n = len(refs)
+    work = counted(
+        settings, texts, lambda i: f"reference {i + 1}" if i < n else f"line {(i - n) % n + 1} of {names[i - n]}"
+    )
     step = functools.partial(_compare, systems, refs, TESTS.get(test, "bs"), n_samples, seed)
-    return functools.partial(step, settings, bool(options.do_rescale))
+    return job(functools.partial(step, settings, bool(options.do_rescale), work.notes), settings, work)
 
 
 def _compare(
@@ -183,12 +208,14 @@ def _compare(
     seed: int,
     settings: Settings,
     do_rescale: bool,
+    notes: tuple[str, ...],
+    hook: BatchHook,
 ) -> CompareView:
     scorer, note = load_scorer(settings, rescaled=do_rescale)
     scorer = scorer_of_kind(scorer, do_rescale)
-    result = compare(systems, refs, test=test, n_samples=n_samples, seed=seed, scorer=scorer)
+    result = compare(systems, refs, test=test, n_samples=n_samples, seed=seed, scorer=scorer, between_batches=hook)
     rescaled = scorer.rescale_with_baseline
-    summary = tables.compare_summary(result, len(refs), rescaled) + (f"  \n{note}" if note else "")
+    summary = tables.with_notes(tables.compare_summary(result, len(refs), rescaled), (note, *notes))
     return CompareView(tables.compare_table(result, rescaled), summary, f1_chart(result, rescaled), result)
 
 
@@ -207,8 +234,9 @@ def compare_systems(
     return check_compare(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options)()
 
 
-def check_score(*arguments: object, **named: object) -> Callable[[], dict[str, object]]:
-    """The ``score`` endpoint's arguments (as :func:`score` takes them), checked; returns its model step."""
+def check_score(*arguments: object, **named: object) -> Job[dict[str, object]]:
+    """The ``score`` endpoint's arguments (as :func:`score` takes them), checked and their work counted; returns its
+    model step."""
     bound = inspect.signature(score).bind(*arguments, **named)
     bound.apply_defaults()
     check_score_arguments(**bound.arguments)
@@ -219,12 +247,14 @@ def check_score(*arguments: object, **named: object) -> Callable[[], dict[str, o
     )
     idf = bool(given["idf"])
     options = Options(given["model"], given["num_layers"], given["lang"], idf, False, given["dtype"])
-    return functools.partial(_score, candidate, refs, settings_for(options, refs if idf else None))
+    settings = settings_for(options, refs if idf else None)
+    work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
+    return job(functools.partial(_score, candidate, refs, settings), settings, work)
 
 
-def _score(candidate: str, refs: list[str], settings: Settings) -> dict[str, object]:
+def _score(candidate: str, refs: list[str], settings: Settings, hook: BatchHook) -> dict[str, object]:
     scorer, _ = load_scorer(settings)
-    return score_json(of_kind(scorer.score_result([candidate], [refs]), scorer, False))
+    return score_json(of_kind(scored(scorer, [candidate], [refs], hook), scorer, False))
 
 
 def score(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
+from fastbertscore.baselines.lookup import SHIPPED_DIRS
 from fastbertscore.files import pairs_from_rows, split_lines
+from fastbertscore.models.defaults import LANG2MODEL, MBERT_LANGS
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_REFERENCES, MAX_ROWS, check_pairs
+from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_REFERENCES, MAX_ROWS, check_pairs, shown
 
 
 def check_text(text: object, what: str, max_chars: int = MAX_CHARS) -> str:
@@ -45,14 +48,52 @@ def parse_layer(layer: object) -> int | None:
     """The layer box: empty means the model's default (a Number box would send 0, the embedding layer).
 
     Raises:
-        ValueError: anything but a whole number.
+        ValueError: anything but a whole number of at most :data:`LAYER_DIGITS` digits.
     """
     text = str(layer).strip() if layer is not None else ""
     if not text:
         return None
-    if not text.isdigit():
-        raise ValueError(f"Layer must be a whole number such as 4, or empty for the model's default; got {text!r}")
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"Layer must be a whole number such as 4, or empty for the model's default; got {shown(text)}")
+    if len(text) > LAYER_DIGITS:
+        raise ValueError(f"Layer {shown(text)} is past the depth of every model the Space serves")
     return int(text)
+
+
+#: Digits of the layer box: no model the Space serves has 1,000 layers.
+LAYER_DIGITS = 3
+
+
+@functools.cache
+def known_langs() -> frozenset[str]:
+    """The language codes the language box takes: bert-score's (its default models' and multilingual BERT's) and
+    those of the shipped baselines' folders."""
+    shipped = {folder.name for root in SHIPPED_DIRS if root.is_dir() for folder in root.iterdir() if folder.is_dir()}
+    return frozenset({*LANG2MODEL, *MBERT_LANGS, *shipped})
+
+
+def check_lang(lang: object) -> str | None:
+    """The language box: empty (no rescaling) or a known language code (:func:`known_langs`), lower-cased.
+
+    Raises:
+        ValueError: any other text, naming the box (echoed in part: the box may hold megabytes).
+
+    Example:
+        >>> check_lang(" EN "), check_lang("")
+        ('en', None)
+        >>> check_lang("english")
+        Traceback (most recent call last):
+        ValueError: Language (for rescaling) 'english' is not a language code the Space knows: use an ISO 639 code such as en, de or zh, or leave the box empty for raw scores only
+    """
+    text = str(lang).strip() if lang is not None else ""
+    if not text:
+        return None
+    if text.lower() not in known_langs():
+        raise ValueError(
+            f"Language (for rescaling) {shown(text)} is not a language code the Space knows: use an ISO 639 code such "
+            "as en, de or zh, or leave the box empty for raw scores only"
+        )
+    return text.lower()
 
 
 def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[str]:

@@ -34,6 +34,26 @@ MAX_RESULT_FILES = 64
 CACHE_MB = 16
 #: Seconds a result file is kept, so that a long-running Space does not fill its disk.
 KEEP_RESULTS_S = 3600
+#: Work of one request, in tokens of the default model: the tokens of its distinct texts, counted with the model's
+#: own tokenizer on the request's thread before any model work, times the model's cost per token against the
+#: default model's (its layers and width). Over it, a request is refused naming what it needs.
+WORK_BUDGET = 200_000
+#: Seconds of scoring one request may take on the model thread (from its first encoder batch, time lent to smaller
+#: requests not counted): past it, the request stops between two encoder batches and says so.
+DEADLINE_S = 120
+#: Requests of one visitor session waiting for or running on the model thread at once; another is refused.
+JOBS_PER_SESSION = 1
+#: A request of at most this much work (tokens of the default model) on the model already loaded runs between the
+#: encoder batches of a larger one, so a pair never waits behind a long file.
+SMALL_WORK = 2_000
+#: Tokenizers kept for counting work (a copy per model, never the model thread's).
+MAX_TOKENIZERS = 4
+#: Bytes of a Compare request's uploaded files together (each file at most MAX_UPLOAD_BYTES).
+MAX_REQUEST_BYTES = 20_000_000
+#: Bytes of the note cache's keys and notes together (as text), beside MAX_NOTES entries.
+MAX_NOTE_BYTES = 100_000
+#: The largest seed of the Compare tab (0 ≤ seed < 2**63, NumPy's seeds as sacrebleu passes them).
+MAX_SEED = 2**63 - 1
 
 #: The limits a request meets, by name: what docs/space.md lists (a test holds the two together).
 LIMITS = {
@@ -48,6 +68,14 @@ LIMITS = {
     "MAX_RESULT_FILES": MAX_RESULT_FILES,
     "CACHE_MB": CACHE_MB,
     "KEEP_RESULTS_S": KEEP_RESULTS_S,
+    "WORK_BUDGET": WORK_BUDGET,
+    "DEADLINE_S": DEADLINE_S,
+    "JOBS_PER_SESSION": JOBS_PER_SESSION,
+    "SMALL_WORK": SMALL_WORK,
+    "MAX_TOKENIZERS": MAX_TOKENIZERS,
+    "MAX_REQUEST_BYTES": MAX_REQUEST_BYTES,
+    "MAX_NOTE_BYTES": MAX_NOTE_BYTES,
+    "MAX_SEED": MAX_SEED,
 }
 
 
@@ -59,6 +87,18 @@ def megabytes(size: int) -> str:
         '10 MB'
     """
     return f"{size / 1e6:g} MB"
+
+
+def shown(value: object, length: int = 24) -> str:
+    """``value`` as a message echoes it (a whole number with thousands separators, anything else as ``repr``): at
+    most ``length`` characters, so a 300-digit seed is not echoed whole.
+
+    Example:
+        >>> shown(100_000_000), shown(10**300), shown("x" * 100)
+        ('100,000,000', '1,000,000,000,000,000,0…', "'xxxxxxxxxxxxxxxxxxxxxx…")
+    """
+    text = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    return text if len(text) <= length else text[: length - 1] + "…"
 
 
 def check_samples(n_samples: object) -> int | None:
@@ -78,20 +118,28 @@ def check_samples(n_samples: object) -> int | None:
     if n_samples is None or n_samples == 0:
         return None
     if not _whole(n_samples):
-        raise ValueError(f"Resamples / trials must be a whole number; got {n_samples!r}")
+        raise ValueError(f"Resamples / trials must be a whole number; got {shown(n_samples)}")
     if not 0 < n_samples <= MAX_SAMPLES:
-        raise ValueError(f"Resamples / trials is {int(n_samples):,}; the Space runs at most {MAX_SAMPLES:,}")
+        raise ValueError(f"Resamples / trials is {shown(int(n_samples))}; the Space runs at most {MAX_SAMPLES:,}")
     return int(n_samples)
 
 
 def check_seed(seed: object) -> int:
-    """The Compare tab's seed box: a whole number (Gradio's number box may send a float or nothing).
+    """The Compare tab's seed box: a whole number from 0 to :data:`MAX_SEED` (Gradio's number box may send a float
+    or nothing), checked before any scoring.
 
     Raises:
-        ValueError: no seed, or not a whole number.
+        ValueError: no seed, not a whole number, or out of range.
+
+    Example:
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        ValueError: Seed must be from 0 to 9,223,372,036,854,775,807 (2**63 - 1); got -1
     """
     if not _whole(seed):
-        raise ValueError(f"Seed must be a whole number; got {seed!r}")
+        raise ValueError(f"Seed must be a whole number; got {shown(seed)}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"Seed must be from 0 to {MAX_SEED:,} (2**63 - 1); got {shown(int(seed))}")
     return int(seed)
 
 

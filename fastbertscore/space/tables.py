@@ -145,6 +145,12 @@ def compare_summary(comparison: Comparison, segments: int, rescaled: bool) -> st
     return "  \n".join(lines)
 
 
+def with_notes(text: str, notes: tuple[str, ...], separator: str = "  \n") -> str:
+    """``text`` followed by ``notes`` (a scorer's, and the counted work's on texts the tokenizer cannot read), each
+    on a line of its own in Markdown (``separator``)."""
+    return separator.join(filter(None, [text, *notes]))
+
+
 def counted_note(result: ScoreResult, n_refs: int) -> str:
     """Markdown: which of several references counted for P, R and F (the best one, separately for each)."""
     if result.best_reference is None:

@@ -113,3 +113,59 @@ def test_float16_overflow_is_a_clear_error_not_nan_scores(overflowing_bert, stor
     half = dataclasses.replace(half, autocast=torch.float16)
     with pytest.raises(ValueError, match=r'dtype="float16" overflowed.*2 of 2 texts.*dtype="bfloat16".*"float32"'):
         _run(half, ids, pad_id, batch_size=8)
+
+
+class Counted:
+    """A real encoder that counts the batches it runs."""
+
+    def __init__(self, encoder):
+        self.encoder, self.batches = encoder, 0
+
+    device = property(lambda self: self.encoder.device)
+    autocast = property(lambda self: self.encoder.autocast)
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        self.batches += 1
+        return self.encoder(input_ids, attention_mask)
+
+
+class Stop(Exception):
+    pass
+
+
+@forced_batches
+def test_the_hook_between_encoder_batches_can_stop_the_run(minilm_run):
+    # The Space's one model thread was held for as long as a request's encoder batches took (50 minutes): its
+    # deadline is this hook.
+    encoder, ids, pad_id = minilm_run
+    calls = []
+
+    def stop_before_the_third():
+        calls.append(len(calls))
+        if len(calls) == 3:
+            raise Stop
+
+    counted = Counted(encoder)
+    with pytest.raises(Stop):
+        encode(
+            counted,
+            ids,
+            range(len(ids)),
+            pad_id=pad_id,
+            batch_size=4,
+            max_tokens=10**6,
+            between_batches=stop_before_the_third,
+        )
+    assert counted.batches == 2 and len(calls) == 3
+    calls.clear()
+    hooked = encode(
+        encoder,
+        ids,
+        range(len(ids)),
+        pad_id=pad_id,
+        batch_size=4,
+        max_tokens=10**6,
+        between_batches=lambda: calls.append(0),
+    )
+    assert len(calls) == len(ids) // 4, "once before each batch"
+    assert all(torch.equal(hooked[u], e) for u, e in _run(encoder, ids, pad_id, batch_size=4).items())

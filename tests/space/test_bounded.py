@@ -34,6 +34,27 @@ def test_a_note_is_not_kept_per_idf_sentence_list():
     assert len(keys) == 1 and keys <= set(space.NOTES) and all(big not in repr(key) for key in space.NOTES)
 
 
+def test_the_notes_are_bounded_in_bytes_too():
+    # 20 requests of 2 MB languages kept about 80 MB in the note cache (64 entries of any size). The language box
+    # now takes known codes only (tests/space/test_inputs.py); the cache holds its bound in bytes whatever its keys.
+    assert (space.NOTES.size, space.NOTES.max_bytes) == (space.MAX_NOTES, space.MAX_NOTE_BYTES)
+    notes: BoundedCache[str] = BoundedCache(space.MAX_NOTES, space.MAX_NOTE_BYTES)
+    for k in range(20):
+        notes.put(("model", f"{k}" + "x" * 2_000_000), space.no_baseline_note("xx", MINILM))
+        notes.put(("model", f"{k}" + "x" * 20_000), space.no_baseline_note("xx", MINILM))
+        assert notes.bytes <= space.MAX_NOTE_BYTES
+    assert 0 < len(notes) < 20
+
+
+def test_a_bounded_cache_in_bytes_drops_the_least_recently_used_and_what_is_too_heavy_alone():
+    cache: BoundedCache[str] = BoundedCache(10, max_bytes=100)
+    for k in range(5):
+        cache.put(k, "x" * 30)  # weighs 33: three fit
+    assert sorted(cache) == [2, 3, 4] and cache.bytes == 99
+    cache.put("heavy", "x" * 200)
+    assert "heavy" not in cache and sorted(cache) == [2, 3, 4]
+
+
 def test_result_files_keep_at_most_max_result_files():
     for k in range(space.MAX_RESULT_FILES + 5):
         newest = write_results([["row"], [k]])

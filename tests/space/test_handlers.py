@@ -191,17 +191,33 @@ def test_a_failed_upload_is_named_by_its_file_never_its_server_path(call, name, 
     assert name in message and "annot read" in message and str(tmp_path) not in message and "/" not in message
 
 
-def test_no_message_shows_a_server_path():
+def test_an_unexpected_error_is_a_fixed_sentence_its_detail_in_the_log_only(caplog):
+    # Its first line reached the page, server paths and all: after a colon, under ~, with spaces, in Windows form.
+    detail = "[Errno 13] Permission denied: file:/srv/space/cache/x.json, ~/.cache/y.bin, C:\\Users\\me\\z.csv"
+
     def fails():
-        raise OSError("[Errno 13] Permission denied: '/srv/space/cache/models--x/config.json'")
+        raise OSError(detail)
 
     with pytest.raises(space.SpaceError) as raised:
         space.on_model_thread(fails)()
-    assert "/srv" not in str(raised.value) and "'config.json'" in str(raised.value)
-    assert (
-        space.hide_paths(f"{MINILM} at https://huggingface.co/{MINILM}")
-        == f"{MINILM} at https://huggingface.co/{MINILM}"
-    )
+    assert str(raised.value) == "fails failed on the server; what went wrong is in its log, not shown here"
+    assert detail in caplog.text
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("cannot read '/srv/my space/refs.txt'", "cannot read 'refs.txt'"),
+        ("Errno 2: file:/srv/space/cache/x.json", "Errno 2: file:x.json"),
+        ("no such file ~/.cache/huggingface/token here", "no such file token here"),
+        ('in "C:\\Users\\me\\data\\pairs.csv"', 'in "pairs.csv"'),
+        ("at C:/Users/me/pairs.csv", "at pairs.csv"),
+        ("at \\\\server\\share\\pairs.csv", "at pairs.csv"),
+        (f"{MINILM} at https://huggingface.co/{MINILM}", f"{MINILM} at https://huggingface.co/{MINILM}"),
+    ],
+)
+def test_no_message_shows_a_server_path(text, shown):
+    assert space.hide_paths(text) == shown
 
 
 def test_the_check_step_does_no_model_work(model_builds):
@@ -213,3 +229,33 @@ def test_the_check_step_does_no_model_work(model_builds):
     ]
     assert model_builds == [] and all(callable(step) for step in steps)
     assert steps[1]() == space.score(CAND, REFS[0]) and len(model_builds) >= 1
+
+
+def test_the_page_names_texts_the_tokenizer_cannot_read(tmp_path):
+    # A candidate of zero-width characters scored raw 0 (rescaled -0.54), and 😀 against 🚀 F = 1.000, with no note.
+    view = space.score_pair("\u200b\u200b\u200b", "A cat sat on the mat.")
+    assert "The candidate is empty after tokenizing (the tokenizer keeps none of its characters)" in view.note
+    view = space.score_pair("😀", "🚀")
+    assert float(view.result.raw[2][0]) > 0.999
+    assert "2 texts (first: the candidate) are mostly the unknown token [UNK]: " in view.note
+    path = tmp_path / "pairs.csv"
+    path.write_text("candidate,reference\nA cat sat.,A cat was sitting.\n😀 🚀,A dog ran.\n", encoding="utf-8")
+    assert (
+        "Row 2's candidate is mostly the unknown token [UNK]"
+        in space.score_file(str(path), "candidate", "reference").summary
+    )
+    compared = space.compare_systems(None, "a\nb", None, "=== x\n\u200b\nc\n=== y\nd\ne\n", "paired bootstrap", 10, 1)
+    assert "Line 1 of x is empty after tokenizing" in compared.summary
+
+
+def test_a_request_past_its_deadline_stops_and_frees_the_model_thread(monkeypatch, tmp_path):
+    from fastbertscore.space import runner
+
+    path = tmp_path / "pairs.csv"
+    path.write_text("candidate,reference\n" + "".join(f"A cat sat {k}.,A cat was sitting.\n" for k in range(50)))
+    job = space.check_file(str(path), "candidate", "reference")
+    monkeypatch.setattr(runner, "DEADLINE_S", -1)  # past at its first encoder batch, whatever the machine's speed
+    with pytest.raises(space.SpaceError, match=f"^{runner.STOPPED}$"):
+        runner.run_job(job, "score_file", owner="a visitor")
+    monkeypatch.setattr(runner, "DEADLINE_S", 3600)
+    assert runner.run_job(job, "score_file", owner="a visitor").result.raw[2].shape == (50,)  # the thread is free

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastbertscore.space import batch_pairs, check_text, parse_layer, parse_references
+from fastbertscore.space.inputs import check_lang, known_langs
 
 
 def test_references_are_the_non_blank_lines():
@@ -35,6 +36,32 @@ def test_layer_box(box, layer):
 def test_a_layer_that_is_no_whole_number_is_refused(box):
     with pytest.raises(ValueError, match=f"Layer must be a whole number such as 4, .* got {box!r}"):
         parse_layer(box)
+
+
+@pytest.mark.parametrize(
+    "box, message",
+    [
+        ("\u00b2", r"^Layer must be a whole number such as 4, or empty for the model's default; got '²'$"),  # isdigit
+        ("9" * 5000, r"^Layer '9999999999999999999999… is past the depth of every model the Space serves$"),
+        ("x" * 2_000_000, r"^Layer must be a whole number .*; got 'x{22}…$"),
+    ],
+)
+def test_a_layer_box_is_echoed_in_part_and_never_read_past_three_digits(box, message):
+    # int("²") raised deep inside; 5,000 digits raised int's own conversion limit; both were echoed whole.
+    with pytest.raises(ValueError, match=message):
+        parse_layer(box)
+
+
+def test_the_language_box_takes_known_codes_only_naming_the_box():
+    # A 300-character language read "Could not load the model ... File name too long"; 2 MB ones filled the notes.
+    assert check_lang(" EN ") == "en" and check_lang("en-sci") == "en-sci" and check_lang("") is None
+    assert {"en", "zh", "de", "fi", "lv", "en-sci"} <= known_langs()
+    for box in ["english", "x" * 300, "../en", "e n"]:
+        with pytest.raises(ValueError) as raised:
+            check_lang(box)
+        message = str(raised.value)
+        assert message.startswith("Language (for rescaling) '") and "is not a language code the Space knows" in message
+        assert len(message) < 200
 
 
 def test_batch_pairs_reads_the_columns_and_groups_the_references():

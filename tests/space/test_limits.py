@@ -16,6 +16,7 @@ from fastbertscore.space.limits import (
     MAX_REFERENCES,
     MAX_ROWS,
     MAX_SAMPLES,
+    MAX_SEED,
     MAX_SYSTEMS,
     MAX_UPLOAD_BYTES,
     check_samples,
@@ -122,3 +123,24 @@ def test_number_boxes_refuse_what_is_not_a_finite_whole_number_naming_the_box(va
         check_samples(value)
     with pytest.raises(ValueError, match=r"^Seed must be a whole number; got "):
         check_seed(value)
+
+
+@pytest.mark.parametrize(
+    "seed, message",
+    [
+        (-1, "Seed must be from 0 to 9,223,372,036,854,775,807 (2**63 - 1); got -1"),
+        (2**63, "Seed must be from 0 to 9,223,372,036,854,775,807 (2**63 - 1); got 9,223,372,036,854,775,8…"),
+        (float(10**300), "Seed must be from 0 to 9,223,372,036,854,775,807 (2**63 - 1); got 1,000,000,000,000,000,0…"),
+    ],
+)
+def test_a_seed_out_of_range_is_refused_before_any_scoring_and_echoed_in_part(seed, message, model_builds):
+    # A seed of -1 failed only after all the scoring; 300-digit seeds were accepted and echoed.
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(space.compare_systems)(None, "a\nb", None, _pasted(2, 2), "paired bootstrap", 0, seed)
+    assert str(raised.value) == message and model_builds == []
+    assert check_seed(MAX_SEED) == MAX_SEED and check_seed(0.0) == 0
+
+
+def test_resamples_are_echoed_in_part():
+    with pytest.raises(ValueError, match=r"^Resamples / trials is 1,000,000,000,000,000,0…; the Space runs at most"):
+        check_samples(10**300)

@@ -38,3 +38,16 @@ def test_one_loaded_model_serves_raw_and_rescaled_requests(monkeypatch):
         alone = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=rescaled)
         expected = space.score_json(alone.score_result(["The cat sat."], ["A cat sat."]))
         assert outs[0] == outs[1] == expected
+
+
+def test_a_filesystem_error_in_the_baseline_lookup_is_a_note_and_raw_scores(monkeypatch, caplog, model_builds):
+    # "[Errno 36] File name too long" (a 300-character language) reached the page as a failed model load.
+    from fastbertscore.baselines import lookup
+
+    monkeypatch.setattr(lookup, "SHIPPED_DIRS", (lookup.SHIPPED_DIRS[1] / ("x" * 300),))  # stat: ENAMETOOLONG
+    monkeypatch.setattr(space.models, "NOTES", space.bounded.BoundedCache(space.MAX_NOTES))
+    view = space.score_pair("A cat sat.", "A cat was sitting.")
+    assert view.result.rescaled is None and view.kind == "raw"
+    assert view.note.startswith("Only raw scores: the rescaling baseline for language 'en' with ")
+    assert "could not be read on the server just now" in view.note and "xxx" not in view.note
+    assert "File name too long" in caplog.text and len(space.models.NOTES) == 0  # asked again next time
