@@ -39,6 +39,11 @@ _UNSUPPORTED = {
 # new (batch, length) shape; length-sorted batches bring a new shape nearly every batch, so a one-off evaluation
 # paid that build on most of its batches (docs/speed.md, "On a GPU").
 _HALF_ATTENTION_ON_GPU = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+# Families whose base model runs a pooler (a dense layer and tanh over the first token) unless it is None: scores read
+# only hidden states, so it is dropped (at layer 0, where the encoder is the embeddings alone, it was a fifth of it).
+_SKIPPABLE_POOLER = frozenset(
+    {"bert", "roberta", "xlm-roberta", "camembert", "longformer", "big_bird", "mpnet", "albert"}
+)
 # Position schemes with no table to run past: relative (T5, XLNet; DeBERTa without position_biased_input) or rotary.
 _RELATIVE_POSITIONS = frozenset({"t5", "mt5", "umt5", "xlnet", "modernbert"})
 
@@ -170,6 +175,8 @@ def load_encoder(
     if encoder_only and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     model.eval()
+    if config.model_type in _SKIPPABLE_POOLER and getattr(model, "pooler", None) is not None:
+        model.pooler = None
     depth = model_depth(model)
     from_registry = False
     if num_layers is None:

@@ -94,7 +94,7 @@ def embedded(
     device = embedder.encoder.device
     raw = prepared.weights
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
-    size = [len(ids) * FLOAT_BYTES * embedder.encoder.width * embedder.n_layers for ids in tok.ids]
+    size = (tok.lengths * (FLOAT_BYTES * embedder.encoder.width * embedder.n_layers)).tolist()
     wanted = sorted((k for k in range(len(texts)) if not empty[k]), key=lambda k: -size[k])
     steps = buckets(wanted, lambda k: (size[k],), lambda n, padded: n * padded[0], budget.step_bytes)
     with (

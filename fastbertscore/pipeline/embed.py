@@ -20,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import buckets, gather
+from fastbertscore.pipeline.batching import LEAST_PADDED_TEXTS, buckets, gather, least_padded
 from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
@@ -111,12 +111,18 @@ def _run_batches(
     and later batches keep the smaller size; one text alone that does not fit is a clear error.
     """
     device = encoder.device
-    batch_size = forced_batch_size() or batch_size
+    forced = forced_batch_size()
+    batch_size = forced or batch_size
     lengths = [len(seq) for seq in rows]
     packed = _Packed(rows, pad_id)
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
-    pending = deque(buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size))
+    if forced or len(rows) > LEAST_PADDED_TEXTS:  # a forced size means batches of exactly that many
+        batches = buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size)
+    else:
+        cuts = least_padded([lengths[i] for i in order], batch_size, max_tokens)
+        batches = (order[start:end] for start, end in cuts)
+    pending = deque(batches)
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with exact.exact_float32():

@@ -72,7 +72,7 @@ def score_pairs(
     encoder, n_layers = embedder.encoder, embedder.n_layers
     out = torch.zeros((n_layers, len(pairs.cands), 3), dtype=torch.float32)
     live = [i for i in range(len(pairs.cands)) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
-    size = [len(ids) * FLOAT_BYTES * encoder.width * n_layers for ids in tok.ids]  # bytes of each text's embedding
+    size = (tok.lengths * (FLOAT_BYTES * encoder.width * n_layers)).tolist()  # bytes of each text's embedding
     _check_budget(budget, live, texts, size)
     with phase("plan"):
         schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
