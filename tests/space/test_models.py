@@ -38,3 +38,16 @@ def test_one_loaded_model_serves_raw_and_rescaled_requests(monkeypatch):
         alone = fb.BERTScorer(model_type=fb.DEFAULT_MODEL, lang="en", rescale_with_baseline=rescaled)
         expected = space.score_json(alone.score_result(["The cat sat."], ["A cat sat."]))
         assert outs[0] == outs[1] == expected
+
+
+def test_the_raw_twin_finds_the_rescaling_scorers_embeddings(model_builds):
+    # Each scorer owned its embedding cache: Compare's raw twin embedded every text the Pair tab had embedded.
+    settings = fb.Settings(model_type=fb.DEFAULT_MODEL, lang="en", cache_mb=16)
+    scorer, _ = space.space_scorer(settings)
+    scorer.score_result(["The cat sat."], ["A cat sat."])
+    twin = space.scorer_of_kind(scorer, rescaled=False)
+    assert twin is not scorer and not twin.rescale_with_baseline
+    assert twin.embedder.cache is scorer.embedder.cache
+    misses = scorer.embedder.cache.misses
+    twin.score_result(["The cat sat."], ["A cat sat."])
+    assert twin.embedder.cache.misses == misses
