@@ -15,6 +15,7 @@ import gradio as gr
 
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
+from fastbertscore.space.allowed import MAX_PARAMETERS
 from fastbertscore.space.limits import (
     KEEP_RESULTS_S,
     MAX_CHARS,
@@ -243,7 +244,7 @@ def build_demo() -> gr.Blocks:
         gr.Markdown(
             "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
             f"The default model (`{DEFAULT_MODEL}`) runs offline; the models with a published rescaling baseline "
-            "(such as `roberta-large`) by Hub id."
+            f"of at most {MAX_PARAMETERS // 1_000_000:,} million parameters (such as `roberta-large`) by Hub id."
         )
         shared = _settings_boxes()
         with gr.Tab("Pair"):
