@@ -1,15 +1,15 @@
 """Assembly: :class:`~fastbertscore.Settings` → a loaded :class:`~fastbertscore.pipeline.embedder.Embedder`.
 
-The one place that owns the process-wide model cache (the model of the last settings stays loaded between
-calls; bert-score reloads per call) and the dtype/hardware policy (which precision the weights are stored and
-run in). Scorers, explanations and adapters get their model from here, never by loading one themselves.
+The one place that gets a model and its embedding cache from :mod:`fastbertscore.models.shared` (one loaded model
+per id, kept between calls, its encoders at every layer sharing its weights; bert-score reloads per call), and
+that owns the dtype/hardware policy (which precision the weights are stored and run in).
+Scorers, explanations and adapters get their model from here, never by loading one themselves.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from dataclasses import astuple, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -22,8 +22,8 @@ from fastbertscore.baselines.lookup import signature_model
 from fastbertscore.baselines.table import read_baseline, select_layers
 from fastbertscore.cache.disk import DiskCache, LayeredCache, encoder_fingerprint, weights_digest
 from fastbertscore.cache.memory import EmbeddingCache
-from fastbertscore.models.encoder import Encoder, load_encoder, max_input_length
-from fastbertscore.models.loading import load_tokenizer
+from fastbertscore.models.encoder import Encoder, max_input_length
+from fastbertscore.models.shared import MODELS
 from fastbertscore.pipeline.budget import MAX_TOKENS, REDUCED_PRECISION_TOKENS
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.weights import plain_table
@@ -38,17 +38,10 @@ logger = logging.getLogger(__name__)
 
 DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-#: A loaded model: its tokenizer, its encoder and facts computed once about its weights (their digest).
-Loaded = tuple["PreTrainedTokenizerBase", Encoder, dict[str, str]]
-_models: dict[tuple[object, ...], Loaded] = {}
-_lock = threading.Lock()  # guards _models
-_loading = threading.Lock()  # held for a whole load: two callers never load at once
-
 
 def clear_models() -> None:
-    """Free the model kept loaded between calls; the next build reloads it."""
-    with _lock:
-        _models.clear()
+    """Free the models and embedding caches kept between calls; the next build reloads."""
+    MODELS.clear()
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -56,13 +49,23 @@ def build_embedder(settings: Settings) -> Embedder:
     precision, with the window, the caches and the token budget these settings ask for."""
     dtype, device = settings.resolved_dtype, settings.resolved_device
     exact.check_exact_possible(dtype, device)
-    tokenizer, encoder, facts = _load(settings, device, stored_precision(dtype, device))
-    encoder = replace(encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
+    stored = stored_precision(dtype, device)
+    loaded = MODELS.load(
+        settings.model_type_or_default,
+        device=device,
+        precision=stored,
+        use_fast=settings.use_fast_tokenizer,
+        num_layers=settings.num_layers,
+        all_layers=settings.all_layers,
+        layer_registry=settings.layer_registry,
+    )
+    tokenizer = loaded.tokenizer
+    encoder = replace(loaded.encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
     max_length = max_input_length(tokenizer, encoder)
     window = _window(tokenizer, max_length, settings.window_stride)
     folder = settings.cache_dir
-    disk = _disk_cache(settings, folder, encoder, window, dtype, device, facts) if folder is not None else None
-    memory = EmbeddingCache(settings.cache_mb << 20) if settings.cache_mb else None
+    disk = _disk_cache(settings, folder, encoder, window, dtype, device, loaded.facts) if folder is not None else None
+    memory = _memory_cache(settings, loaded.key, stored, encoder, window)
     layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again
     cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
     plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
@@ -145,36 +148,16 @@ def stored_precision(dtype: str, device: str) -> str:
     return "bfloat16" if dtype == "bfloat16" and on_cpu and hardware.cpu_native_bf16() else "float32"
 
 
-def _load(settings: Settings, device: str, weights: str) -> Loaded:
-    """The shared (tokenizer, encoder, facts) of these model settings, its weights stored in ``weights``."""
-    key = (
-        settings.model_type_or_default,
-        settings.num_layers,
-        settings.all_layers,
-        device,
-        settings.use_fast_tokenizer,
-        settings.layer_registry,
-        weights,
-    )
-    with _lock:
-        if key in _models:
-            return _models[key]
-    # One load at a time; the kept model goes on serving other callers while the next one loads, and is released
-    # only once it has loaded: a load that fails (an unknown id, no network, a bad layer) leaves it in place.
-    with _loading:
-        with _lock:
-            if key in _models:  # loaded by another caller while this one waited
-                return _models[key]
-        tokenizer = load_tokenizer(key[0], settings.use_fast_tokenizer)
-        encoder = load_encoder(key[0], settings.num_layers, settings.all_layers, use_registry=settings.layer_registry)
-        encoder.module.to(device)
-        stored = DTYPES[weights]
-        if stored is not None:  # float32 is how the weights load
-            encoder.cast_to(stored)
-        with _lock:
-            _models.clear()  # one model kept at a time
-            _models[key] = (tokenizer, encoder, {})
-            return _models[key]
+def _memory_cache(
+    settings: Settings, model: tuple[object, ...], stored: str, encoder: Encoder, window: WindowSpec | None
+) -> EmbeddingCache | None:
+    """The one embedding cache of the model, precision, layer and window these settings embed with (shared by every
+    scorer built on them), sized ``cache_mb``; ``None`` with ``cache_mb=0``."""
+    if not settings.cache_mb:
+        return None
+    active = astuple(window) if window is not None and settings.long_inputs == "window" else None
+    layer = (encoder.num_layers, encoder.all_layers, encoder.hidden_index)
+    return MODELS.embedding_cache((model, stored, settings.resolved_dtype, layer, active), settings.cache_mb << 20)
 
 
 def _window(tokenizer: PreTrainedTokenizerBase, max_length: int | None, stride: int | None) -> WindowSpec | None:

@@ -27,7 +27,8 @@ _lock = threading.Lock()
 
 
 def clear_model_cache() -> None:
-    """Free the model kept loaded between calls (and the scorer :func:`compute` reuses); the next call reloads."""
+    """Free the models and embedding caches kept between calls (and the scorer :func:`compute` reuses); the next
+    call reloads."""
     assembly.clear_models()
     with _lock:
         _scorers.clear()

@@ -1,6 +1,6 @@
 """An in-memory cache of sentence embeddings, so texts scored again (the references of every system in a
-multi-system evaluation) are not embedded again. It belongs to one BERTScorer, whose model, layer, precision
-and long-input mode are fixed, so a text's token ids are a complete key. Entries are kept in host memory whatever
+multi-system evaluation) are not embedded again. There is one per model, precision, layer and window (kept by
+:mod:`fastbertscore.models.shared` for every scorer built on them), so a text's token ids are a complete key. Entries are kept in host memory whatever
 device they were computed on; the embedder hands a hit back on its encoder's device.
 
 It is a segmented LRU: a new text waits in a probation segment and moves to a protected one the first time it is
@@ -10,6 +10,7 @@ that recur (the references), and a cache much smaller than the corpus still hold
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import torch
@@ -27,9 +28,19 @@ class EmbeddingCache:
         self._probation: OrderedDict[tuple[int, ...], torch.Tensor] = OrderedDict()
         self._protected: OrderedDict[tuple[int, ...], torch.Tensor] = OrderedDict()
         self._protected_bytes = 0
+        self._lock = threading.Lock()  # scorers on several threads may share the cache
+
+    def resize(self, max_bytes: int) -> None:
+        """Hold up to ``max_bytes`` from now on (the least recently used texts leave if it holds more)."""
+        with self._lock:
+            self.max_bytes = max_bytes
+            self._evict()
 
     def get(self, ids: list[int]) -> torch.Tensor | None:
-        key = tuple(ids)
+        with self._lock:
+            return self._get(tuple(ids))
+
+    def _get(self, key: tuple[int, ...]) -> torch.Tensor | None:
         found = self._protected.get(key)
         if found is not None:
             self._protected.move_to_end(key)
@@ -47,12 +58,14 @@ class EmbeddingCache:
         if size > self.max_bytes:
             return
         key = tuple(ids)
-        if key in self._probation or key in self._protected:
-            return
         # A host copy: a GPU's memory is not spent on the cache, and a slice would keep its whole batch alive.
-        self._probation[key] = embedding.detach().to("cpu", copy=True)
-        self.bytes += size
-        self._evict()
+        copy = embedding.detach().to("cpu", copy=True)
+        with self._lock:
+            if key in self._probation or key in self._protected:
+                return
+            self._probation[key] = copy
+            self.bytes += size
+            self._evict()
 
     def _protect(self, key: tuple[int, ...], embedding: torch.Tensor) -> None:
         """Move a text asked for again to the protected segment; past its share, the protected segment's least

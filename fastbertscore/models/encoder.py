@@ -1,13 +1,15 @@
 """The encoder: a model's layer stack, cut at the chosen layer, and how long an input it can read.
 
-A model is cut to its first ``num_layers`` layers (so the last hidden state *is* the chosen layer,
-with whatever final norm the architecture applies, exactly as ``bert-score`` does); with
-``all_layers`` it is kept whole and every hidden state is returned.
+A model is loaded whole (:func:`load_model`) and cut to its first ``num_layers`` layers (:func:`cut`, so the last
+hidden state *is* the chosen layer, with whatever final norm the architecture applies, exactly as ``bert-score``
+does); with ``all_layers`` it is kept whole and every hidden state is returned. A cut is a view: its modules are
+its own, its parameters and buffers the loaded model's, so encoders of every layer share one copy of the weights.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
@@ -88,10 +90,7 @@ class Encoder:
         they would hand float32 to the next bfloat16 matmul. Autocast stays on around the forward pass for
         any op that still meets a mixed pair.
         """
-        self.module.to(dtype)
-        for sub in self.module.modules():
-            if isinstance(sub, torch.nn.LayerNorm):
-                sub.float()
+        cast_in_place(self.module, dtype)
 
     @property
     def device(self) -> torch.device:
@@ -153,10 +152,17 @@ def _cut(model: torch.nn.Module, num_layers: int) -> None:
     setattr(holder, attr, torch.nn.ModuleList(list(getattr(holder, attr))[:num_layers]))
 
 
-def load_encoder(
-    model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False
-) -> Encoder:
-    """Load ``model_type`` in fp32 in eval mode and cut it at ``num_layers`` (unless ``all_layers``)."""
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model as loaded, uncut: its module (in eval mode), its depth and its family (the config's model type)."""
+
+    module: torch.nn.Module
+    depth: int
+    family: str
+
+
+def load_model(model_type: str, num_layers: int | None = None) -> LoadedModel:
+    """Load ``model_type`` whole, in fp32 and eval mode; ``num_layers`` is checked against its config first."""
     import transformers
 
     source = resolve_model_source(model_type)
@@ -176,20 +182,74 @@ def load_encoder(
         model = model.get_encoder()
     model.eval()
     if config.model_type in _SKIPPABLE_POOLER and getattr(model, "pooler", None) is not None:
-        model.pooler = None
-    depth = model_depth(model)
-    from_registry = False
+        model.pooler = None  # every cut of this model is a view of it: none runs the pooler
+    return LoadedModel(model, model_depth(model), config.model_type)
+
+
+def chosen_layer(model_type: str, depth: int, num_layers: int | None, use_registry: bool) -> tuple[int, bool]:
+    """The layer to cut ``model_type`` at (``num_layers``, else its default) and whether the user's layer registry
+    chose it."""
     if num_layers is None:
-        num_layers, from_registry = default_layer(model_type, depth, use_registry)
-    check_num_layers(num_layers, depth, model_type)
+        return default_layer(model_type, depth, use_registry)
+    return num_layers, False
+
+
+def cut(model: LoadedModel, model_type: str, num_layers: int, all_layers: bool = False) -> Encoder:
+    """An encoder over the first ``num_layers`` layers of ``model`` (read whole with ``all_layers``): a view whose
+    modules are new and whose parameters and buffers are ``model``'s own, so no weight is copied."""
+    check_num_layers(num_layers, model.depth, model_type)
+    if all_layers:
+        return Encoder(model.module, model.depth, num_layers, all_layers)
+    view = _copy_of(model.module, {id(t): t for t in (*model.module.parameters(), *model.module.buffers())})
     hidden_index = None
-    if not all_layers:
-        if num_layers == 0 and config.model_type in _NO_EMPTY_ENCODER:
-            _cut(model, 1)
-            hidden_index = 0
-        else:
-            _cut(model, num_layers)
-    return Encoder(model, depth, num_layers, all_layers, hidden_index, layer_from_registry=from_registry)
+    if num_layers == 0 and model.family in _NO_EMPTY_ENCODER:
+        _cut(view, 1)
+        hidden_index = 0
+    else:
+        _cut(view, num_layers)
+    return Encoder(view, model.depth, num_layers, all_layers, hidden_index)
+
+
+def load_encoder(
+    model_type: str, num_layers: int | None, all_layers: bool = False, use_registry: bool = False
+) -> Encoder:
+    """Load ``model_type`` in fp32 in eval mode and cut it at ``num_layers`` (unless ``all_layers``), for a caller
+    that keeps its own; scorers get theirs from :mod:`fastbertscore.models.shared`, which loads a model once."""
+    model = load_model(model_type, num_layers)
+    layer, from_registry = chosen_layer(model_type, model.depth, num_layers, use_registry)
+    encoder = cut(model, model_type, layer, all_layers)
+    encoder.layer_from_registry = from_registry
+    return encoder
+
+
+def cast_in_place(module: torch.nn.Module, dtype: torch.dtype) -> None:
+    """Store ``module``'s weights in ``dtype``, keeping ``torch.nn.LayerNorm`` in float32 (see
+    :meth:`Encoder.cast_to`)."""
+    module.to(dtype)
+    for sub in module.modules():
+        if isinstance(sub, torch.nn.LayerNorm):
+            sub.float()
+
+
+def converted(model: LoadedModel, dtype: torch.dtype) -> LoadedModel:
+    """A copy of ``model`` stored in ``dtype``, with the very values :func:`cast_in_place` gives the loaded model,
+    made without a second float32 copy: each floating-point tensor is converted on its own, the others shared."""
+    memo: dict[int, object] = {}
+    for buffer in model.module.buffers():
+        memo[id(buffer)] = buffer.detach().to(dtype) if buffer.is_floating_point() else buffer
+    for param in model.module.parameters():
+        value = param.detach().to(dtype) if param.is_floating_point() else param.detach()
+        memo[id(param)] = torch.nn.Parameter(value, requires_grad=param.requires_grad)
+    module = _copy_of(model.module, memo)
+    for sub in module.modules():
+        if isinstance(sub, torch.nn.LayerNorm):
+            sub.float()  # from the dtype's values, as cast_in_place does
+    return LoadedModel(module, model.depth, model.family)
+
+
+def _copy_of(module: torch.nn.Module, tensors: dict[int, object]) -> torch.nn.Module:
+    """A copy of ``module``'s modules (and their config) whose tensors are those ``tensors`` maps them to (by id)."""
+    return copy.deepcopy(module, tensors)
 
 
 def max_input_length(tokenizer: PreTrainedTokenizerBase, encoder: Encoder) -> int | None:

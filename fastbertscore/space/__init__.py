@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastbertscore.space.allowed import MODELS_VARIABLE, allowed_models, check_allowed_model, published_baseline_models
+from fastbertscore.space.allowed import (
+    MAX_PARAMETERS,
+    MODELS_VARIABLE,
+    allowed_models,
+    check_allowed_model,
+    fits_space,
+    published_baseline_models,
+)
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.handlers import (
@@ -122,6 +129,7 @@ __all__ = [
     "MAX_NOTES",
     "MAX_NOTE_BYTES",
     "MAX_PAIRS",
+    "MAX_PARAMETERS",
     "MAX_REFERENCES",
     "MAX_REQUEST_BYTES",
     "MAX_RESULT_FILES",
@@ -166,6 +174,7 @@ __all__ = [
     "counted_note",
     "cut_note",
     "f1_chart",
+    "fits_space",
     "gather_systems",
     "hide_paths",
     "highlight",

@@ -16,6 +16,7 @@ import gradio as gr
 
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.space import handlers, tables
+from fastbertscore.space.allowed import MAX_PARAMETERS
 from fastbertscore.space.limits import (
     DEADLINE_S,
     JOBS_PER_SESSION,
@@ -262,7 +263,8 @@ def build_demo() -> gr.Blocks:
         gr.Markdown(
             "# BERTScore\nExact to `bert-score` 0.3.13, fast, with rescaling baselines from the Hub. "
             f"The default model (`{DEFAULT_MODEL}`) runs offline; the models with a published rescaling baseline "
-            "(such as `roberta-large`) by Hub id.\n\n" + LIMITS_NOTE
+            f"of at most {MAX_PARAMETERS // 1_000_000:,} million parameters (such as `roberta-large`) by Hub id.\n\n"
+            + LIMITS_NOTE
         )
         shared = _settings_boxes()
         with gr.Tab("Pair"):

@@ -7,6 +7,7 @@ import pytest
 from paths import MINILM, REPO
 
 from fastbertscore import space
+from fastbertscore.space.allowed import PARAMETERS_M
 
 
 def test_the_list_is_the_default_and_the_shipped_baselines_models():
@@ -16,7 +17,23 @@ def test_the_list_is_the_default_and_the_shipped_baselines_models():
     }
     assert set(space.published_baseline_models()) == shipped
     assert {MINILM, "roberta-large", "microsoft/deberta-xlarge-mnli", "allenai/scibert_scivocab_uncased"} <= shipped
-    assert space.allowed_models() == {MINILM, *shipped}
+    assert space.allowed_models() == {MINILM, *filter(space.fits_space, shipped)}
+
+
+def test_the_default_list_holds_only_models_that_fit_the_spaces_memory(monkeypatch):
+    # The list took every published baseline's model, up to deberta-xlarge-mnli's 750M parameters.
+    assert set(PARAMETERS_M) == set(space.published_baseline_models())  # each one's size is known
+    too_big = {m for m, millions in PARAMETERS_M.items() if millions * 1_000_000 > space.MAX_PARAMETERS}
+    assert {"microsoft/deberta-xlarge-mnli", "xlm-roberta-large"} <= too_big
+    assert "roberta-large" not in too_big
+    assert not too_big & space.allowed_models()
+    with pytest.raises(ValueError, match="of at most 500 million parameters"):
+        space.check_allowed_model("microsoft/deberta-xlarge-mnli")
+    monkeypatch.setenv(space.MODELS_VARIABLE, "microsoft/deberta-xlarge-mnli")  # the deployer's opt-in
+    assert space.check_allowed_model("microsoft/deberta-xlarge-mnli") == "microsoft/deberta-xlarge-mnli"
+    text = (REPO / "docs" / "space.md").read_text()
+    assert f"`MAX_PARAMETERS` = {space.MAX_PARAMETERS:,}" in text
+    assert all(f"`{model}`" in text for model in too_big)  # the page says which it leaves out
 
 
 @pytest.mark.parametrize("handler", ["pair", "endpoint"])

@@ -51,3 +51,16 @@ def test_a_filesystem_error_in_the_baseline_lookup_is_a_note_and_raw_scores(monk
     assert view.note.startswith("Only raw scores: the rescaling baseline for language 'en' with ")
     assert "could not be read on the server just now" in view.note and "xxx" not in view.note
     assert "File name too long" in caplog.text and len(space.models.NOTES) == 0  # asked again next time
+
+
+def test_the_raw_twin_finds_the_rescaling_scorers_embeddings(model_builds):
+    # Each scorer owned its embedding cache: Compare's raw twin embedded every text the Pair tab had embedded.
+    settings = fb.Settings(model_type=fb.DEFAULT_MODEL, lang="en", cache_mb=16)
+    scorer, _ = space.space_scorer(settings)
+    scorer.score_result(["The cat sat."], ["A cat sat."])
+    twin = space.scorer_of_kind(scorer, rescaled=False)
+    assert twin is not scorer and not twin.rescale_with_baseline
+    assert twin.embedder.cache is scorer.embedder.cache
+    misses = scorer.embedder.cache.misses
+    twin.score_result(["The cat sat."], ["A cat sat."])
+    assert twin.embedder.cache.misses == misses
