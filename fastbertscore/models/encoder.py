@@ -182,7 +182,7 @@ def load_model(model_type: str, num_layers: int | None = None) -> LoadedModel:
         model = model.get_encoder()
     model.eval()
     if config.model_type in _SKIPPABLE_POOLER and getattr(model, "pooler", None) is not None:
-        model.pooler = None  # every cut of this model is a view of it: none runs the pooler
+        model.register_module("pooler", None)  # every cut of this model is a view of it: none runs the pooler
     return LoadedModel(model, model_depth(model), config.model_type)
 
 
