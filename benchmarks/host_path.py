@@ -3,7 +3,7 @@
     python benchmarks/host_path.py                 # layers 0 and 3, 3 alternating rounds; writes host_path_results.md
     python benchmarks/host_path.py --layers 0 --rounds 1 --pairs 2000
 
-The 19,238 pairs of ../shared/data/human_judgments_toen.tsv, system after system (as at_scale.py orders them),
+The 19,238 pairs of the WMT file (benchmarks/data, built by wmt_data.py), system after system (as at_scale.py orders them),
 all-MiniLM-L6-v2, 2 torch threads, each run in a fresh process, the contenders alternating. At layer 0 the encoder
 costs next to nothing, so the row shows the host path alone; at layer 3 (a tuned layer's cost) "outside the
 encoder" is the whole call less the time inside the Hugging Face model's calls (at_scale.EncoderCounter), for both
