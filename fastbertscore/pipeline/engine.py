@@ -93,7 +93,7 @@ def _run(
     """Carry out ``schedule``: each step embeds its new texts, matches its pairs into ``out`` and keeps what later
     steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
     encoder, n_layers, tok = embedder.encoder, embedder.n_layers, prepared.tok
-    weights = _Packed(prepared.flat_weights, prepared.starts, prepared.lengths)
+    weights = _PackedWeights(prepared.flat_weights, prepared.starts, prepared.lengths)
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
@@ -156,7 +156,7 @@ def _match_batches(
     return buckets(sorted(rows, key=sizes), sizes, cost, entries)
 
 
-class _Packed(NamedTuple):
+class _PackedWeights(NamedTuple):
     """Values packed end to end (text ``u``'s: ``lengths[u]`` of them from ``starts[u]``)."""
 
     flat: torch.Tensor
@@ -165,7 +165,7 @@ class _Packed(NamedTuple):
 
 
 def _padded(
-    units: list[int], emb: dict[int, torch.Tensor], weights: _Packed, all_layers: bool
+    units: list[int], emb: dict[int, torch.Tensor], weights: _PackedWeights, all_layers: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
     the host, by one indexed copy, and copied once)."""
@@ -180,7 +180,7 @@ def _match(
     rows: list[int],
     texts: _Texts,
     emb: dict[int, torch.Tensor],
-    weights: _Packed,
+    weights: _PackedWeights,
     all_layers: bool,
     entries: int,
 ) -> torch.Tensor:
