@@ -22,9 +22,6 @@ from contextvars import ContextVar
 
 import torch
 
-#: The phases of the pipeline, in the order a call runs them.
-PHASES = ("tokenize", "weights", "plan", "encoder", "pad", "match")
-
 _SECONDS: ContextVar[dict[str, float] | None] = ContextVar("fastbertscore_phase_seconds", default=None)
 
 

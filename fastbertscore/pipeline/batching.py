@@ -1,10 +1,11 @@
 """The one padding and the one bucketing of the pipeline: encoder batches, matching steps and all-pairs blocks are
-all cut by :func:`buckets` and padded by :func:`pad`."""
+all cut by :func:`buckets` and padded by :func:`pad` (rows already packed end to end: :meth:`Packed.padded`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
@@ -87,22 +88,36 @@ def pad(rows: Sequence[torch.Tensor], value: float = 0) -> tuple[torch.Tensor, t
     return padded, mask.to(padded.device, non_blocking=True)
 
 
-def gather(
-    flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor, members: torch.Tensor, value: float = 0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rows packed end to end in ``flat`` (row ``i``: ``lengths[i]`` entries from ``starts[i]``), the rows
-    ``members`` padded with ``value`` to ``(n, T, ...)`` by one indexed copy, and their ``(n, T)`` bool mask; the
-    index is built on the host and the copy made on ``flat``'s device.
+class Packed(NamedTuple):
+    """Rows packed end to end: row ``i`` is ``lengths[i]`` entries of ``flat`` from ``starts[i]``; a batch of rows is
+    padded by one indexed copy (:meth:`padded`).
 
     Example:
-        >>> padded, mask = gather(torch.tensor([5, 6, 7, 8]), torch.tensor([0, 1]), torch.tensor([1, 3]), torch.tensor([1, 0]))
+        >>> packed = Packed.of(torch.tensor([5, 6, 7, 8]), torch.tensor([1, 3]))
+        >>> padded, mask = packed.padded([1, 0])
         >>> padded.tolist(), mask.tolist()
         ([[6, 7, 8], [5, 0, 0]], [[True, True, True], [True, False, False]])
     """
-    lengths = lengths[members]
-    positions = torch.arange(int(lengths.max()) if len(members) else 0)
-    mask = positions < lengths.unsqueeze(1)
-    index = (starts[members].unsqueeze(1) + positions).clamp(max=max(len(flat) - 1, 0))
-    padded = flat[index.to(flat.device, non_blocking=True)]
-    fill = mask.to(flat.device, non_blocking=True).view(*mask.shape, *([1] * (padded.dim() - 2)))
-    return padded.masked_fill(~fill, value) if len(flat) else padded, mask
+
+    flat: torch.Tensor
+    starts: torch.Tensor
+    lengths: torch.Tensor
+
+    @classmethod
+    def of(cls, flat: torch.Tensor, lengths: torch.Tensor) -> Packed:
+        """``flat`` cut into rows of ``lengths`` entries, one after the other."""
+        return cls(flat, torch.cumsum(lengths, 0) - lengths, lengths)
+
+    def padded(self, members: Sequence[int], value: float = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The rows ``members`` padded with ``value`` to ``(n, T, ...)``, and their ``(n, T)`` bool mask; the index is
+        built on the host and the copy made on ``flat``'s device."""
+        chosen = torch.tensor(members, dtype=torch.int64)
+        lengths = self.lengths[chosen]
+        positions = torch.arange(int(lengths.max()) if len(chosen) else 0)
+        mask = positions < lengths.unsqueeze(1)
+        index = (self.starts[chosen].unsqueeze(1) + positions).clamp(max=max(len(self.flat) - 1, 0))
+        padded = self.flat[index.to(self.flat.device, non_blocking=True)]
+        if not len(self.flat):
+            return padded, mask
+        fill = mask.to(self.flat.device, non_blocking=True).view(*mask.shape, *([1] * (padded.dim() - 2)))
+        return padded.masked_fill(~fill, value), mask

@@ -2,7 +2,7 @@
 
 :func:`encode` is what :meth:`~fastbertscore.pipeline.embedder.Embedder.embed` runs for the texts its cache does
 not hold; nothing else runs the encoder. Batches are cut by :func:`~.batching.buckets` and padded by
-one indexed copy from the rows packed end to end (``_Packed``).
+one indexed copy from the rows packed end to end (:class:`~.batching.Packed`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import LEAST_PADDED_TEXTS, buckets, gather, least_padded
+from fastbertscore.pipeline.batching import LEAST_PADDED_TEXTS, Packed, buckets, least_padded
 from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
@@ -114,7 +114,7 @@ def _run_batches(
     forced = forced_batch_size()
     batch_size = forced or batch_size
     lengths = [len(seq) for seq in rows]
-    packed = _Packed(rows, pad_id)
+    packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
     if forced or len(rows) > LEAST_PADDED_TEXTS:  # a forced size means batches of exactly that many
@@ -135,7 +135,7 @@ def _run_batches(
                 continue
             try:
                 with phase("encoder", device):
-                    input_ids, mask = packed.batch(batch, device)
+                    input_ids, mask = _on_device(*packed.padded(batch, pad_id), device)
                     hidden = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
                 if len(batch) == 1:
@@ -170,23 +170,13 @@ def _run_batches(
     return done
 
 
-class _Packed:
-    """Token id rows packed one after the other, so that a batch is padded by one indexed copy."""
-
-    def __init__(self, rows: list[list[int]], pad_id: int):
-        self.lengths = torch.tensor([len(seq) for seq in rows], dtype=torch.int64)
-        self.starts = torch.cumsum(self.lengths, 0) - self.lengths
-        self.flat = torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long)
-        self.pad_id = pad_id
-
-    def batch(self, batch: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token ids and attention mask of the rows ``batch``, padded, on ``device``: built on the host, copied from
-        pinned memory without waiting when the device is a GPU."""
-        input_ids, mask = gather(self.flat, self.starts, self.lengths, torch.tensor(batch), self.pad_id)
-        mask = mask.long()
-        if device.type == "cuda":
-            return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
-        return input_ids.to(device), mask.to(device)
+def _on_device(input_ids: torch.Tensor, mask: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A padded batch's ids and attention mask on ``device``: copied from pinned memory without waiting when the
+    device is a GPU."""
+    mask = mask.long()
+    if device.type == "cuda":
+        return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
+    return input_ids.to(device), mask.to(device)
 
 
 def _release(device: torch.device) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterator
-from typing import NamedTuple
 
 import torch
 from tqdm.auto import tqdm
@@ -21,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import buckets, gather, pad
+from fastbertscore.pipeline.batching import Packed, buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
@@ -93,7 +92,7 @@ def _run(
     """Carry out ``schedule``: each step embeds its new texts, matches its pairs into ``out`` and keeps what later
     steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
     encoder, n_layers, tok = embedder.encoder, embedder.n_layers, prepared.tok
-    weights = _PackedWeights(prepared.flat_weights, prepared.starts, prepared.lengths)
+    weights = prepared.token_weights
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
@@ -156,23 +155,15 @@ def _match_batches(
     return buckets(sorted(rows, key=sizes), sizes, cost, entries)
 
 
-class _PackedWeights(NamedTuple):
-    """Values packed end to end (text ``u``'s: ``lengths[u]`` of them from ``starts[u]``)."""
-
-    flat: torch.Tensor
-    starts: torch.Tensor
-    lengths: torch.Tensor
-
-
 def _padded(
-    units: list[int], emb: dict[int, torch.Tensor], weights: _PackedWeights, all_layers: bool
+    units: list[int], emb: dict[int, torch.Tensor], weights: Packed, all_layers: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
     the host, by one indexed copy, and copied once)."""
     vectors, mask = pad([emb[u] for u in units])
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
-    padded_weights, _ = gather(weights.flat, weights.starts, weights.lengths, torch.tensor(units))
+    padded_weights, _ = weights.padded(units)
     return vectors, mask, padded_weights.to(vectors.device, non_blocking=True)
 
 
@@ -180,7 +171,7 @@ def _match(
     rows: list[int],
     texts: _Texts,
     emb: dict[int, torch.Tensor],
-    weights: _PackedWeights,
+    weights: Packed,
     all_layers: bool,
     entries: int,
 ) -> torch.Tensor:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from fastbertscore.pipeline.batching import Packed
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
 from fastbertscore.pipeline.weights import MissingWeight, token_weights
 from fastbertscore.validate import LongInputs
@@ -43,21 +44,16 @@ class Weights:
 
 @dataclass(frozen=True)
 class Prepared:
-    """Distinct texts tokenized once, with each text's unnormalised token weights (empty texts: empty), packed end
-    to end: text ``u``'s are ``lengths[u]`` entries of ``flat_weights`` from ``starts[u]``."""
+    """Distinct texts tokenized once, with each text's unnormalised token weights packed end to end (an empty text
+    weighs no token)."""
 
     tok: Tokenized
-    flat_weights: torch.Tensor
-    lengths: torch.Tensor  # tokens weighed per text: 0 for an empty text
-
-    @property
-    def starts(self) -> torch.Tensor:
-        return torch.cumsum(self.lengths, 0) - self.lengths
+    token_weights: Packed
 
     @property
     def weights(self) -> list[torch.Tensor]:
-        """Each text's weights, as views into :attr:`flat_weights`."""
-        return list(torch.split(self.flat_weights, self.lengths.tolist()))
+        """Each text's weights, as views into the packed ones."""
+        return list(torch.split(self.token_weights.flat, self.token_weights.lengths.tolist()))
 
 
 class Distinct:
@@ -120,7 +116,7 @@ def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) 
         flat_weights = token_weights(flat, lengths, weights.table, weights.fallback)
     except MissingWeight as error:
         raise ValueError(f"{label(error.sentence)}: {error}") from None
-    return Prepared(tok, flat_weights, lengths)
+    return Prepared(tok, Packed.of(flat_weights, lengths))
 
 
 def warn_empty(tok: Tokenized, what: str, units: Sequence[int], label: Callable[[int], str]) -> None:

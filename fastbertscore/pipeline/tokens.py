@@ -38,13 +38,8 @@ class Tokenized:
         return torch.tensor([len(seq) for seq in self.ids], dtype=torch.int64)
 
     @cached_property
-    def offsets(self) -> torch.Tensor:
-        """``(n,)`` int64: where each text's tokens start in :attr:`flat`."""
-        return torch.cumsum(self.lengths, 0) - self.lengths
-
-    @cached_property
     def flat(self) -> torch.Tensor:
-        """``(total,)`` int64: every text's token ids, one after the other (text ``u`` at ``offsets[u]``)."""
+        """``(total,)`` int64: every text's token ids, one after the other (text ``u``'s after those of the texts before it)."""
         return torch.tensor(list(itertools.chain.from_iterable(self.ids)), dtype=torch.int64)
 
 
