@@ -65,7 +65,11 @@ def ceiling(limit: Callable[[], int] | None) -> Iterator[None]:
 
 def keep_under_ceiling() -> None:
     """Called after each encoder batch and matching step: trims the heap if the process is above the ceiling."""
-    limit = _CEILING.get()
+    trim_above(_CEILING.get())
+
+
+def trim_above(limit: Callable[[], int] | None) -> None:
+    """Hand freed heap back to the OS if the process's resident memory is above ``limit()`` bytes (``None``: never)."""
     if limit is None or not can_release():
         return
     resident = resident_bytes()

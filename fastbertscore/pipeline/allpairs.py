@@ -96,11 +96,13 @@ def embedded(
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
     size = (tok.lengths * (FLOAT_BYTES * embedder.encoder.width * embedder.n_layers)).tolist()
     wanted = sorted((k for k in range(len(texts)) if not empty[k]), key=lambda k: -size[k])
-    steps = buckets(wanted, lambda k: (size[k],), lambda n, padded: n * padded[0], budget.step_bytes)
+    steps = buckets(wanted, [(bytes_,) for bytes_ in size], lambda n, padded: n * padded[0], budget.step_bytes)
+    kept = KeptEmbeddings(budget.kept_bytes, device)
+    limit = budget.ceiling(lambda: kept.bytes)
     with (
         torch.inference_mode(),
-        KeptEmbeddings(budget.kept_bytes, device) as kept,
-        ceiling(budget.ceiling(lambda: kept.bytes)),
+        kept,
+        ceiling(limit if budget.explicit else None),
         tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar,
     ):
         for step in steps:
@@ -142,7 +144,7 @@ def _block(a: torch.Tensor, a_w: torch.Tensor, b: torch.Tensor, b_w: torch.Tenso
 
 def _token_blocks(units: list[int], lengths: list[int], budget: int) -> list[list[int]]:
     """Consecutive groups of ``units`` (sorted by length) whose padded token count stays within ``budget``."""
-    return list(buckets(units, lambda u: (lengths[u],), lambda n, padded: n * padded[0], budget))
+    return list(buckets(units, [(length,) for length in lengths], lambda n, padded: n * padded[0], budget))
 
 
 def score_matrix(emb: Embedded, rows: list[int], cols: list[int], *, verbose: bool = False) -> torch.Tensor:

@@ -13,30 +13,33 @@ from torch.nn.utils.rnn import pad_sequence
 
 def buckets(
     items: Iterable[int],
-    sizes: Callable[[int], tuple[int, ...]],
+    sizes: Sequence[tuple[int, ...]],
     cost: Callable[[int, tuple[int, ...]], int],
     limit: int,
     max_items: int | None = None,
 ) -> Iterator[list[int]]:
     """Cut ``items`` (in the order given, usually sorted by length) into consecutive batches.
 
-    ``sizes(item)`` gives an item's lengths (one per side); a batch's padded lengths are the largest of its
+    ``sizes[item]`` is an item's lengths (one per side); a batch's padded lengths are the largest of its
     members', and ``cost(n, padded)`` what ``n`` items padded to them take. A batch grows while that cost stays
     within ``limit`` and it holds fewer than ``max_items``; an item over the limit alone still gets a batch.
 
     Example:
-        >>> list(buckets([0, 1, 2, 3], lambda i: ([9, 5, 4, 4][i],), lambda n, m: n * m[0], limit=12))
+        >>> list(buckets([0, 1, 2, 3], [(9,), (5,), (4,), (4,)], lambda n, m: n * m[0], limit=12))
         [[0], [1, 2], [3]]
     """
     batch: list[int] = []
     padded: tuple[int, ...] = ()
+    most = len(sizes) + 1 if max_items is None else max_items
     for item in items:
-        size = sizes(item)
-        grown = tuple(max(a, b) for a, b in zip(padded, size, strict=True)) if batch else size
-        full = max_items is not None and len(batch) >= max_items
-        if batch and (full or cost(len(batch) + 1, grown) > limit):
-            yield batch
-            batch, grown = [], size
+        size = sizes[item]
+        if batch:
+            grown = tuple(map(max, padded, size))
+            if len(batch) >= most or cost(len(batch) + 1, grown) > limit:
+                yield batch
+                batch, grown = [], size
+        else:
+            grown = size
         batch.append(item)
         padded = grown
     if batch:

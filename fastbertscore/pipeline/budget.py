@@ -34,8 +34,10 @@ CPU_MEMORY_SHARE, CPU_MEMORY_MIN, CPU_MEMORY_MAX = 8, 256 * MB, 4 << 30
 GPU_MEMORY_SHARE, GPU_MEMORY_MIN, GPU_MEMORY_MAX = 4, 256 * MB, 32 << 30
 #: One step's texts get this part of the budget (a quarter): also what a given budget must hold for the largest pair.
 STEP_SHARE = 4
-#: On a CPU a step's texts take at most this much: larger steps embed no faster and only hold more.
-CPU_STEP_CAP = 256 * MB
+#: On a CPU a step's texts take at most the embeddings of this many full encoder batches (48 MB of MiniLM's, 128 MB
+#: of roberta-large's): larger steps embed no faster and only hold more, and a step's memory is reused by the next
+#: (docs/speed.md, "The host path").
+CPU_STEP_BATCHES = 8
 #: One matching step's similarities get this part of the budget in float32 entries, and so do its padded copies.
 MATCH_SHARE = 16
 #: The most similarity entries one matching step computes (64 MiB of float32), whatever the budget.
@@ -73,7 +75,7 @@ class Budget:
     batch_size: int = BATCH_SIZE  # sentences per encoder batch at most
     max_tokens: int = MAX_TOKENS  # padded tokens per encoder batch at most
     memory_bytes: int = DEFAULT_MEMORY  # held at once by one call: embeddings, matching buffers, a batch's work
-    step_cap: int | None = CPU_STEP_CAP  # the most one step's texts take; None: no cap
+    step_cap: int | None = None  # the most one step's texts take; None: no cap
     explicit: bool = False  # the user gave memory_bytes: a pair larger than a step is then an error
     activation_bytes: int = 0  # the encoder's working memory for one batch of max_tokens
     match_cap: int = MATCH_ENTRIES_CAP  # the most similarity entries of one matching step, whatever the memory
@@ -111,11 +113,12 @@ class Budget:
         return self.step_bytes + self.match_bytes + self.activation_bytes + kept_in_memory
 
     def ceiling(self, kept_in_memory: Callable[[], int]) -> Callable[[], int] | None:
-        """The resident-memory ceiling of a call that holds ``kept_in_memory()`` bytes of kept embeddings, counted
-        from the process's memory as the call starts: only a budget the user gave is a bound on the process's
-        growth (trimming the heap costs the pages faulted in again, so the default budget trims between steps)."""
+        """The resident memory of a process whose call holds ``kept_in_memory()`` bytes of kept embeddings, counted
+        from the process's memory as the call starts (``None`` where it cannot be read). Past it, freed heap goes
+        back to the OS: within a step only where the user gave the budget (each trim costs the pages faulted in
+        again), between steps always (:mod:`fastbertscore.heap`)."""
         start = resident_bytes()
-        if not self.explicit or start is None:
+        if start is None:
             return None
         return lambda: start + self.accounted_bytes(kept_in_memory())
 
@@ -132,7 +135,7 @@ class Budget:
         if on_cuda:
             fits = (free // GPU_ACTIVATION_SHARE) // (GPU_ACTIVATION_FLOATS * FLOAT_BYTES * width)
             max_tokens = max(max_tokens, min(GPU_MAX_TOKENS, fits) // GPU_TOKEN_STEP * GPU_TOKEN_STEP)
-        step_cap = None if on_cuda else CPU_STEP_CAP
+        step_cap = None if on_cuda else CPU_STEP_BATCHES * max_tokens * width * FLOAT_BYTES
         match_cap = MATCH_ENTRIES_CAP if on_cuda else CPU_MATCH_ENTRIES_CAP
         activation = max_tokens * width * FLOAT_BYTES * ACTIVATION_FLOATS
         return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation, match_cap)

@@ -118,7 +118,8 @@ def _run_batches(
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
     if forced or len(rows) > LEAST_PADDED_TEXTS:  # a forced size means batches of exactly that many
-        batches = buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], max_tokens, batch_size)
+        sizes = [(length,) for length in lengths]
+        batches = buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size)
     else:
         cuts = least_padded([lengths[i] for i in order], batch_size, max_tokens)
         batches = (order[start:end] for start, end in cuts)

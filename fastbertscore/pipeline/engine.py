@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
+from fastbertscore.heap import ceiling, keep_under_ceiling, trim_above
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import Packed, buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
@@ -38,6 +38,8 @@ class _Texts:
     def __init__(self, pairs: Pairs):
         self.distinct = Distinct(pairs.cands, pairs.refs)
         self.cand, self.ref = self.distinct.columns
+        self.cand_index = torch.tensor(self.cand, dtype=torch.int64)  # the same, as tensors
+        self.ref_index = torch.tensor(self.ref, dtype=torch.int64)
         self.texts = self.distinct.texts
         self.pairs = pairs
 
@@ -94,13 +96,15 @@ def _run(
     encoder, n_layers, tok = embedder.encoder, embedder.n_layers, prepared.tok
     weights = prepared.token_weights
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
+    kept = KeptEmbeddings(budget.kept_bytes, encoder.device)
+    limit = budget.ceiling(lambda: kept.bytes)
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
         torch.inference_mode(),
         exact.exact_float32(),
         bar,
-        KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
-        ceiling(budget.ceiling(lambda: kept.bytes)),
+        kept,
+        ceiling(limit if budget.explicit else None),
     ):
         for step in schedule.steps:
             fresh = set(step.embed)
@@ -116,7 +120,7 @@ def _run(
             for u in step.release:
                 kept.drop(u)
             del emb
-            release_free_memory()
+            trim_above(limit)  # the next step reuses this one's memory, unless the process grew past the budget
 
 
 def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:
@@ -144,15 +148,20 @@ def _match_batches(
     rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int
 ) -> Iterator[list[int]]:
     """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
-
-    def sizes(row: int) -> tuple[int, int]:
-        return len(tok.ids[texts.cand[row]]), len(tok.ids[texts.ref[row]])
+    chosen = torch.tensor(rows, dtype=torch.int64)
+    cand = tok.lengths[texts.cand_index[chosen]]
+    ref = tok.lengths[texts.ref_index[chosen]]
+    # by (candidate length, reference length), ties in the order given: one stable sort on the combined key
+    order = torch.argsort(cand * (int(ref.max()) + 1 if len(rows) else 1) + ref, stable=True)
+    sizes = list(zip(cand[order].tolist(), ref[order].tolist(), strict=True))
+    sorted_rows = chosen[order].tolist()
 
     def cost(n: int, padded: tuple[int, ...]) -> int:
         c, r = padded
         return max(n * c * r * n_layers, n * (c + r) * n_layers * width)
 
-    return buckets(sorted(rows, key=sizes), sizes, cost, entries)
+    for batch in buckets(range(len(sorted_rows)), sizes, cost, entries):
+        yield sorted_rows[batch[0] : batch[-1] + 1]
 
 
 def _padded(

@@ -18,7 +18,7 @@ def tokens(n: int, padded: tuple[int, ...]) -> int:
 def test_batches_cover_every_item_once_within_both_limits(batch_size, max_tokens):
     lengths = [5, 40, 12, 12, 70, 3, 9, 33]
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches = list(buckets(order, lambda i: (lengths[i],), tokens, max_tokens, batch_size))
+    batches = list(buckets(order, [(length,) for length in lengths], tokens, max_tokens, batch_size))
     assert [i for b in batches for i in b] == order, "consecutive, in the order given"
     for batch in batches:
         assert len(batch) <= batch_size
@@ -26,19 +26,19 @@ def test_batches_cover_every_item_once_within_both_limits(batch_size, max_tokens
 
 
 def test_an_item_over_the_limit_alone_gets_a_batch_of_its_own():
-    assert list(buckets([0, 1], lambda i: ([50, 2][i],), tokens, limit=8, max_items=4)) == [[0], [1]]
+    assert list(buckets([0, 1], [(50,), (2,)], tokens, limit=8, max_items=4)) == [[0], [1]]
 
 
 def test_the_cost_sees_the_padded_lengths_of_every_side():
     """Matching steps pad candidates and references separately: the cost sees each side's longest."""
-    sizes = {0: (2, 9), 1: (9, 2), 2: (3, 3)}
+    sizes = [(2, 9), (9, 2), (3, 3)]
     seen = []
 
     def cost(n: int, padded: tuple[int, ...]) -> int:
         seen.append((n, padded))
         return n * padded[0] * padded[1]
 
-    assert list(buckets([0, 1, 2], sizes.__getitem__, cost, limit=200)) == [[0, 1], [2]]
+    assert list(buckets([0, 1, 2], sizes, cost, limit=200)) == [[0, 1], [2]]
     assert (2, (9, 9)) in seen and (3, (9, 9)) in seen
 
 
