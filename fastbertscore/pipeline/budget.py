@@ -34,10 +34,10 @@ CPU_MEMORY_SHARE, CPU_MEMORY_MIN, CPU_MEMORY_MAX = 8, 256 * MB, 4 << 30
 GPU_MEMORY_SHARE, GPU_MEMORY_MIN, GPU_MEMORY_MAX = 4, 256 * MB, 32 << 30
 #: One step's texts get this part of the budget (a quarter): also what a given budget must hold for the largest pair.
 STEP_SHARE = 4
-#: On a CPU a step's texts take at most the embeddings of this many full encoder batches (48 MB of MiniLM's, 128 MB
-#: of roberta-large's): larger steps embed no faster and only hold more, and a step's memory is reused by the next
-#: (docs/speed.md, "The host path").
-CPU_STEP_BATCHES = 8
+#: On a CPU a step's texts take at most the embeddings of this many full encoder batches (96 MB of MiniLM's, 256 MB
+#: of roberta-large's): larger steps embed no faster and only hold more, a step's memory is reused by the next, and
+#: a step's texts stay few enough for the least-padded cut (docs/speed.md, "The host path").
+CPU_STEP_BATCHES = 16
 #: One matching step's similarities get this part of the budget in float32 entries, and so do its padded copies.
 MATCH_SHARE = 16
 #: The most similarity entries one matching step computes (64 MiB of float32), whatever the budget.
