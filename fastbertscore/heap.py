@@ -1,12 +1,12 @@
-"""Keep memory bounded on large corpora: give freed heap back to the OS after each step, and within a step
-whenever a call with a given budget grows past what that budget accounts for.
+"""Keep memory bounded on large corpora: give freed heap back to the OS between steps, and within a step, once the
+process grows past what the call's budget accounts for.
 
 Each step of a call allocates and frees embeddings and encoder activations in tensors of many sizes; glibc keeps
-the freed pages in fragmented arenas, so peak RSS creeps up with the number of steps. ``malloc_trim`` returns
-them; elsewhere it is a no-op. Within one step the same fragmentation grows a small budget's RSS well past what
-the call holds: :func:`ceiling` trims whenever the process passes what the call accounts for, which only a call
-with ``memory_mb`` asks for (each trim costs the pages faulted in again). docs/speed.md has the measurements.
-"""
+the freed pages in fragmented arenas, so RSS can creep up with the number of steps. ``malloc_trim`` returns
+them; elsewhere it is a no-op. Each trim costs the pages faulted in again, and on a CPU the next step would reuse
+those pages, so a trim happens only past the call's ceiling (:func:`trim_above`): between steps for every call,
+within a step (:func:`ceiling`, :func:`keep_under_ceiling`) only for a call with ``memory_mb``, where the same
+fragmentation grows a small budget's RSS well past what the call holds. docs/speed.md has the measurements."""
 
 from __future__ import annotations
 
