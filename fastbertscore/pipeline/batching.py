@@ -1,8 +1,10 @@
-"""The one padding and the one bucketing of the pipeline: encoder batches, matching steps and all-pairs blocks are
-all cut by :func:`buckets` and padded by :func:`pad` (rows already packed end to end: :meth:`Packed.padded`)."""
+"""The one padding and the one bucketing of the pipeline: encoder batches are cut where they pad least
+(:func:`least_padded`; greedily by :func:`buckets` at a forced batch size), matching steps and all-pairs blocks by
+:func:`buckets`; all are padded by :func:`pad` (rows already packed end to end: :meth:`Packed.padded`)."""
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
@@ -46,10 +48,6 @@ def buckets(
         yield batch
 
 
-#: Up to this many texts, encoder batches are cut where they pad least (:func:`least_padded`); past it, greedily
-#: (:func:`buckets`): a whole corpus sorted by length pads under 1% either way, while the few hundred new texts of
-#: one ``datasets.map`` batch padded 11% greedily and about 4% cut this way (docs/speed.md, "The host path").
-LEAST_PADDED_TEXTS = 4096
 #: What one more encoder batch costs, in padded tokens' worth: the cut trades padding against the number of calls.
 BATCH_COST_TOKENS = 100
 
@@ -59,21 +57,29 @@ def least_padded(lengths: Sequence[int], max_items: int, max_tokens: int) -> lis
     texts and ``max_tokens`` padded tokens (a text over that alone still gets a batch) that together cost the
     fewest padded tokens, each batch counted :data:`BATCH_COST_TOKENS` more: the shortest path over the cut points.
 
+    Only two kinds of start need trying for a batch: where a run of equal lengths starts, and the earliest start
+    the limits allow. (A batch that starts inside a run and could take one more text takes the previous one, of
+    the same length, from the batch before at no extra padding.) So the search costs the number of distinct lengths
+    a batch spans, not ``max_items``, for each text (a whole corpus of 18,000 texts: about 0.1 s).
+
     Example:
         >>> least_padded([120, 118, 117, 10, 9], max_items=64, max_tokens=4096)
         [(0, 3), (3, 5)]
     """
     n = len(lengths)
-    cost = [0] + [math.inf] * n
+    cost: list[float] = [0.0] * (n + 1)
     cut = [0] * (n + 1)
+    runs = [i for i in range(n) if i == 0 or lengths[i] != lengths[i - 1]]  # where each run of equal lengths starts
+    first = 0  # the earliest start of a batch ending at ``end``; it only moves forward as ``end`` does
     for end in range(1, n + 1):
-        for start in range(end - 1, max(-1, end - max_items - 1), -1):
-            size = end - start
-            if size > 1 and size * lengths[start] > max_tokens:
-                break  # longer batches from further back only grow
-            total = cost[start] + BATCH_COST_TOKENS + size * lengths[start]
-            if total < cost[end]:
-                cost[end], cut[end] = total, start
+        while first < end - 1 and (end - first > max_items or (end - first) * lengths[first] > max_tokens):
+            first += 1
+        best, arg = math.inf, end - 1
+        for start in (*reversed(runs[bisect.bisect_left(runs, first) : bisect.bisect_left(runs, end)]), first):
+            total = cost[start] + (end - start) * lengths[start]
+            if total < best:
+                best, arg = total, start
+        cost[end], cut[end] = best + BATCH_COST_TOKENS, arg
     batches = []
     end = n
     while end:

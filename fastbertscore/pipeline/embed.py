@@ -20,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import LEAST_PADDED_TEXTS, Packed, buckets, least_padded
+from fastbertscore.pipeline.batching import Packed, buckets, least_padded
 from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
@@ -117,7 +117,7 @@ def _run_batches(
     packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
     order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
-    if forced or len(rows) > LEAST_PADDED_TEXTS:  # a forced size means batches of exactly that many
+    if forced:  # a forced size means batches of exactly that many
         sizes = [(length,) for length in lengths]
         batches = buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size)
     else:

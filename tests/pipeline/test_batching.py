@@ -3,10 +3,13 @@ padded here."""
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 import torch
 
-from fastbertscore.pipeline.batching import buckets, pad
+from fastbertscore.pipeline.batching import BATCH_COST_TOKENS, buckets, least_padded, pad
 
 
 def tokens(n: int, padded: tuple[int, ...]) -> int:
@@ -49,3 +52,30 @@ def test_pad_fills_with_the_value_and_masks_real_entries():
     assert mask.tolist() == [[True, True, True], [True, False, False]]
     vectors, mask = pad([torch.ones(2, 4), torch.ones(1, 4)])
     assert vectors.shape == (2, 2, 4) and vectors[1, 1].abs().sum() == 0 and mask.dtype == torch.bool
+
+
+def _fewest_padded_tokens(lengths: list[int], max_items: int, max_tokens: int) -> int:
+    """The plain shortest path over every cut point: the least padded tokens (plus each batch's cost) possible."""
+    best = [0] + [math.inf] * len(lengths)
+    for end in range(1, len(lengths) + 1):
+        for start in range(end):
+            size = end - start
+            if size == 1 or (size <= max_items and size * lengths[start] <= max_tokens):
+                best[end] = min(best[end], best[start] + BATCH_COST_TOKENS + size * lengths[start])
+    return int(best[-1])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_least_padded_batches_cost_the_fewest_padded_tokens_within_both_limits(seed):
+    """It tries only the starts of runs of equal lengths and the earliest start the limits allow: the cut still
+    costs no more than the best over every cut point, and keeps every limit."""
+    rng = random.Random(seed)
+    top = rng.choice([3, 20, 90, 600])
+    lengths = sorted((rng.randint(1, top) for _ in range(rng.randint(0, 120))), reverse=True)
+    max_items, max_tokens = rng.choice([1, 2, 7, 64]), rng.choice([40, 512, 4096])
+    batches = least_padded(lengths, max_items, max_tokens)
+    assert [i for start, end in batches for i in range(start, end)] == list(range(len(lengths)))
+    for start, end in batches:
+        assert end - start == 1 or (end - start <= max_items and (end - start) * lengths[start] <= max_tokens)
+    cost = sum(BATCH_COST_TOKENS + (end - start) * lengths[start] for start, end in batches)
+    assert cost == _fewest_padded_tokens(lengths, max_items, max_tokens)
