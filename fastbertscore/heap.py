@@ -4,22 +4,22 @@ whenever a call with a given budget grows past what that budget accounts for.
 Each step of a call allocates and frees embeddings and encoder activations in tensors of many sizes; glibc keeps
 the freed pages in fragmented arenas, so peak RSS creeps up with the number of steps. ``malloc_trim`` returns
 them; elsewhere it is a no-op. Within one step the same fragmentation grows a small budget's RSS well past what
-the call holds: :func:`ceiling` trims whenever the process passes what the call accounts for, which only a call
-with ``memory_mb`` asks for (each trim costs the pages faulted in again). docs/speed.md has the measurements.
+the call holds: :func:`keep_under_ceiling` trims whenever the process passes what the call accounts for (its
+:data:`Ceiling`, which the call hands to each step that allocates), which only a call with ``memory_mb`` asks for
+(each trim costs the pages faulted in again). docs/speed.md has the measurements.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from functools import lru_cache
 
-_CEILING: ContextVar[Callable[[], int] | None] = ContextVar("fastbertscore_heap_ceiling", default=None)
+#: A call's resident-memory ceiling: the bytes the process may reach, read when asked (``None``: no ceiling).
+Ceiling = Callable[[], int] | None
 
 
 @lru_cache(maxsize=1)
@@ -52,20 +52,9 @@ def resident_bytes() -> int | None:
         return None
 
 
-@contextlib.contextmanager
-def ceiling(limit: Callable[[], int] | None) -> Iterator[None]:
-    """While entered, :func:`keep_under_ceiling` hands freed heap back whenever the resident memory is above
-    ``limit()`` bytes (``None``: no ceiling)."""
-    token = _CEILING.set(limit)
-    try:
-        yield
-    finally:
-        _CEILING.reset(token)
-
-
-def keep_under_ceiling() -> None:
-    """Called after each encoder batch and matching step: trims the heap if the process is above the ceiling."""
-    limit = _CEILING.get()
+def keep_under_ceiling(limit: Ceiling) -> None:
+    """Called after each encoder batch and matching step with the call's ceiling: hands freed heap back to the OS
+    if the process's resident memory is above ``limit()`` bytes (``None``: no ceiling, nothing done)."""
     if limit is None or not can_release():
         return
     resident = resident_bytes()

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import ceiling, keep_under_ceiling
+from fastbertscore.heap import Ceiling, keep_under_ceiling
 from fastbertscore.pipeline.batching import buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, Budget
 from fastbertscore.pipeline.embedder import Embedder
@@ -37,7 +37,8 @@ PAD_SIMILARITY = -1e4
 
 class Embedded:
     """Distinct texts, each embedded once and kept for the call under its budget (in memory, then spilled to
-    local disk): their normalised weights, token counts and which are empty. :meth:`vectors` hands them out."""
+    local disk): their normalised weights, token counts and which are empty, and the call's heap ``ceiling``.
+    :meth:`vectors` hands them out."""
 
     def __init__(
         self,
@@ -47,14 +48,16 @@ class Embedded:
         empty: list[bool],
         budget: Budget,
         kept: KeptEmbeddings,
+        ceiling: Ceiling,
     ):
-        self.embedder, self.ids, self.weights, self.empty, self.budget, self.kept = (
+        self.embedder, self.ids, self.weights, self.empty, self.budget, self.kept, self.ceiling = (
             embedder,
             ids,
             weights,
             empty,
             budget,
             kept,
+            ceiling,
         )
         self.lengths = [len(seq) for seq in ids]
         self.n_layers = embedder.n_layers
@@ -71,7 +74,8 @@ class Embedded:
             else:
                 found[u] = kept
         if lost:
-            found.update({u: e.float() for u, e in self.embedder.embed(self.ids, lost, self.budget).items()})
+            embedded = self.embedder.embed(self.ids, lost, self.budget, ceiling=self.ceiling)
+            found.update({u: e.float() for u, e in embedded.items()})
         return [found[u] for u in units]
 
 
@@ -100,15 +104,15 @@ def embedded(
     with (
         torch.inference_mode(),
         KeptEmbeddings(budget.kept_bytes, device) as kept,
-        ceiling(budget.ceiling(lambda: kept.bytes)),
         tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar,
     ):
+        limit = budget.ceiling(lambda: kept.bytes)
         for step in steps:
-            for k, e in embedder.embed(tok.ids, step, budget, progress=bar).items():
+            for k, e in embedder.embed(tok.ids, step, budget, progress=bar, ceiling=limit).items():
                 kept.put(k, e.float())
-            keep_under_ceiling()
+            keep_under_ceiling(limit)
         bar.close()
-        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, budget, kept)
+        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, budget, kept, limit)
 
 
 def _padded_side(
@@ -188,5 +192,5 @@ def score_matrix(emb: Embedded, rows: list[int], cols: list[int], *, verbose: bo
                     mirrored = scores.transpose(1, 2)[..., [1, 0, 2]]  # (j, i): P and R swap, F stays
                     out[:, torch.tensor(cb).unsqueeze(1), torch.tensor(rb).unsqueeze(0)] = mirrored
                 bar.update(1)
-                keep_under_ceiling()
+                keep_under_ceiling(emb.ceiling)
     return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from fastbertscore.hardware import free_device_memory
-from fastbertscore.heap import resident_bytes
+from fastbertscore.heap import Ceiling, resident_bytes
 
 MB = 1 << 20
 #: Bytes of one embedding coordinate as the pipeline keeps it (float32).
@@ -110,7 +110,7 @@ class Budget:
         steps: the process growing past it is freed heap not handed back (see :mod:`.heap`)."""
         return self.step_bytes + self.match_bytes + self.activation_bytes + kept_in_memory
 
-    def ceiling(self, kept_in_memory: Callable[[], int]) -> Callable[[], int] | None:
+    def ceiling(self, kept_in_memory: Callable[[], int]) -> Ceiling:
         """The resident-memory ceiling of a call that holds ``kept_in_memory()`` bytes of kept embeddings, counted
         from the process's memory as the call starts: only a budget the user gave is a bound on the process's
         growth (trimming the heap costs the pages faulted in again, so the default budget trims between steps)."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 from tqdm.auto import tqdm
 
+from fastbertscore.heap import Ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import BatchHook, Budget
@@ -99,11 +100,12 @@ class Embedder:
         budget: Budget,
         *,
         progress: tqdm | None = None,
+        ceiling: Ceiling = None,
     ) -> dict[int, torch.Tensor]:
         """Unit-norm embeddings ``{u: (T, D)}`` (``(T, L + 1, D)`` with all layers) of the texts ``wanted``
         (indices into ``ids``, the token ids of distinct texts) on the encoder's device, in encoder batches of
-        ``budget``; through the cache when there is one: caches keep host copies, and a hit is handed back on the
-        encoder's device."""
+        ``budget``, the heap kept under the call's ``ceiling``; through the cache when there is one: caches keep
+        host copies, and a hit is handed back on the encoder's device."""
 
         def run(units: Sequence[int]) -> dict[int, torch.Tensor]:
             return encode(
@@ -116,6 +118,7 @@ class Embedder:
                 window=self.active_window,
                 progress=progress,
                 between_batches=budget.between_batches,
+                ceiling=ceiling,
             )
 
         if self.cache is None:

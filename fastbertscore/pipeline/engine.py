@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import ceiling, keep_under_ceiling, release_free_memory
+from fastbertscore.heap import keep_under_ceiling, release_free_memory
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import Packed, buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
@@ -100,17 +100,17 @@ def _run(
         exact.exact_float32(),
         bar,
         KeptEmbeddings(budget.kept_bytes, encoder.device) as kept,
-        ceiling(budget.ceiling(lambda: kept.bytes)),
     ):
+        limit = budget.ceiling(lambda: kept.bytes)
         for step in schedule.steps:
             fresh = set(step.embed)
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
-            emb.update(embedder.embed(tok.ids, missing, budget, progress=bar))
+            emb.update(embedder.embed(tok.ids, missing, budget, progress=bar, ceiling=limit))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
-                keep_under_ceiling()
+                keep_under_ceiling(limit)
             for u in set(step.keep).intersection(missing):
                 kept.put(u, emb[u])
             for u in step.release:
