@@ -15,22 +15,22 @@ import torch
 
 from fastbertscore.baselines.table import rescale
 from fastbertscore.pipeline.allpairs import embedded, score_matrix
-from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.prepare import Distinct, Weights
+from fastbertscore.pipeline.prepare import Distinct
 from fastbertscore.validate import UTILITIES, Matrix, Samples, Utility
 
 
-def pairwise_scores(embedder: Embedder, weights: Weights, budget: Budget, m: Matrix, *, verbose: bool) -> torch.Tensor:
+def pairwise_scores(embedder: Embedder, m: Matrix, *, verbose: bool) -> torch.Tensor:
     """Raw ``(L', N, M, 3)`` P, R, F (``L'`` is 1, or ``L + 1`` with all layers): ``[.., i, j, :]`` scores
-    ``m.a[i]`` as the candidate against ``m.b[j]`` as the reference."""
+    ``m.a[i]`` as the candidate against ``m.b[j]`` as the reference, with a call's embedder (its weights and
+    budget: :meth:`~fastbertscore.pipeline.embedder.Embedder.for_call`)."""
     texts = Distinct(m.a, m.b)
 
     def label(u: int) -> str:
         column, i = texts.first(u)
         return f"{('texts_a', 'texts_b')[column]}[{i}]"
 
-    with embedded(embedder, texts.texts, label, weights, budget, verbose=verbose) as emb:
+    with embedded(embedder, texts.texts, label, verbose=verbose) as emb:
         return score_matrix(emb, *texts.columns, verbose=verbose)
 
 
@@ -58,9 +58,7 @@ class MBRResult:
         return [group[i] for group, i in zip(samples, self.index, strict=True)]
 
 
-def mbr_select(
-    embedder: Embedder, weights: Weights, budget: Budget, baseline: torch.Tensor | None, s: Samples, *, verbose: bool
-) -> MBRResult:
+def mbr_select(embedder: Embedder, baseline: torch.Tensor | None, s: Samples, *, verbose: bool) -> MBRResult:
     """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`), rescaled with
     ``baseline`` when given."""
     if embedder.encoder.all_layers:
@@ -78,7 +76,7 @@ def mbr_select(
 
     which = UTILITIES.index(s.utility)
     picks, utilities = [], []
-    with embedded(embedder, texts.texts, label, weights, budget, verbose=verbose) as emb:
+    with embedded(embedder, texts.texts, label, verbose=verbose) as emb:
         for g, group in enumerate(groups):
             rows = texts.columns[0][starts[0][g] : starts[0][g] + len(group)]
             cols = rows if pseudo is None else texts.columns[1][starts[1][g] : starts[1][g] + len(pseudo[g])]

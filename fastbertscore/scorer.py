@@ -197,8 +197,7 @@ class BERTScorer(ScorerAttributes):
     ) -> torch.Tensor:
         """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers);
         ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
-        budget = self.embedder.budget(self._batch_size(batch_size), between_batches)
-        return score_pairs(self.embedder, pairs, self.weights(), budget=budget, verbose=verbose)
+        return score_pairs(self._call(batch_size, between_batches), pairs, verbose=verbose)
 
     def finish(self, raw: torch.Tensor, pairs: Pairs | None = None) -> ScoreResult:
         """Best of each candidate's references (``pairs`` with several), rescaled when the scorer rescales: the
@@ -267,33 +266,35 @@ class BERTScorer(ScorerAttributes):
         if isinstance(work, Pairs):
             raw = self.raw_scores(work, batch_size=batch_size, verbose=verbose, between_batches=between_batches)
             return self.finish(raw, work)
-        budget = self.embedder.budget(self._batch_size(batch_size), between_batches)
-        baseline = self.baseline_vals if self.rescale_with_baseline else None
+        call = self._call(batch_size, between_batches)
         if isinstance(work, Samples):
-            picked = mbr_select(self.embedder, self.weights(), budget, baseline, work, verbose=verbose)
-            return replace(picked, hash=self.hash)
-        raw = pairwise_scores(self.embedder, self.weights(), budget, work, verbose=verbose)
+            baseline = self.baseline_vals if self.rescale_with_baseline else None
+            return replace(mbr_select(call, baseline, work, verbose=verbose), hash=self.hash)
+        raw = pairwise_scores(call, work, verbose=verbose)
         return self.finish(raw if self.all_layers else raw[0])
 
     def token_embeddings(self, ids: list[list[int]], *, batch_size: int | None = None) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
         with torch.inference_mode():
-            out = self.embedder.embed(ids, range(len(ids)), self.embedder.budget(self._batch_size(batch_size)))
+            out = self._call(batch_size).embed(ids, range(len(ids)))
         return [out[i] for i in range(len(ids))]
 
     def token_weights(self, ids: list[int]) -> torch.Tensor:
         """Unnormalised weight of each token: idf when ``idf`` is on, else 0 for [CLS]/[SEP]-style tokens, 1 for others."""
-        weights = self.weights()
-        return sentence_weights(ids, weights.table, weights.fallback)
+        return sentence_weights(ids, self.weights().table, self.embedder.plain)
 
     def weights(self) -> Weights:
         """The token weights this scorer scores with: idf when ``idf`` is on, else plain."""
-        plain = self.embedder.plain
+        return self.embedder.weighing(self._idf_table())
+
+    def _idf_table(self) -> torch.Tensor | None:
         if not self.idf:
-            return Weights(plain, plain)
+            return None
         if self._idf is None:
             raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
-        return Weights(self._idf.table, plain)
+        return self._idf.table
 
-    def _batch_size(self, batch_size: int | None) -> int:
-        return check_positive_int(batch_size or self.settings.batch_size, "batch_size")
+    def _call(self, batch_size: int | None, between_batches: BatchHook = None) -> Embedder:
+        """The loaded model as one call uses it: its budget (``batch_size``, default the settings') and weights."""
+        size = check_positive_int(batch_size or self.settings.batch_size, "batch_size")
+        return self.embedder.for_call(size, self._idf_table(), between_batches)

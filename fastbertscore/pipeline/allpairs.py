@@ -23,10 +23,10 @@ from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import Ceiling, keep_under_ceiling
 from fastbertscore.pipeline.batching import buckets, pad
-from fastbertscore.pipeline.budget import FLOAT_BYTES, Budget
+from fastbertscore.pipeline.budget import FLOAT_BYTES
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import f_measure
-from fastbertscore.pipeline.prepare import Weights, warn_empty
+from fastbertscore.pipeline.prepare import warn_empty
 
 #: Padded candidate tokens per block at most (fewer in a small budget); the reference side gets the rest of a
 #: matching step's entries.
@@ -46,19 +46,18 @@ class Embedded:
         ids: list[list[int]],
         weights: list[torch.Tensor],
         empty: list[bool],
-        budget: Budget,
         kept: KeptEmbeddings,
         ceiling: Ceiling,
     ):
-        self.embedder, self.ids, self.weights, self.empty, self.budget, self.kept, self.ceiling = (
+        self.embedder, self.ids, self.weights, self.empty, self.kept, self.ceiling = (
             embedder,
             ids,
             weights,
             empty,
-            budget,
             kept,
             ceiling,
         )
+        self.budget = embedder.budget
         self.lengths = [len(seq) for seq in ids]
         self.n_layers = embedder.n_layers
 
@@ -74,7 +73,7 @@ class Embedded:
             else:
                 found[u] = kept
         if lost:
-            embedded = self.embedder.embed(self.ids, lost, self.budget, ceiling=self.ceiling)
+            embedded = self.embedder.embed(self.ids, lost, ceiling=self.ceiling)
             found.update({u: e.float() for u, e in embedded.items()})
         return [found[u] for u in units]
 
@@ -84,14 +83,13 @@ def embedded(
     embedder: Embedder,
     texts: list[str],
     label: Callable[[int], str],
-    weights: Weights,
-    budget: Budget,
     *,
     verbose: bool = False,
 ) -> Iterator[Embedded]:
-    """Prepare and embed ``texts`` (distinct) for all-vs-all matching, holding them under ``budget`` while the
-    context lasts; ``label(k)`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings."""
-    prepared = embedder.prepare(texts, weights, label)
+    """Prepare and embed ``texts`` (distinct) for all-vs-all matching with the embedder's weights, holding them
+    under its budget (:meth:`Embedder.for_call`) while the context lasts; ``label(k)`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings."""
+    prepared = embedder.prepare(texts, label)
+    budget = embedder.budget
     tok = prepared.tok
     empty = [tok.is_empty(k) for k in range(len(texts))]
     warn_empty(tok, "text(s)", range(len(texts)), label)
@@ -108,11 +106,11 @@ def embedded(
     ):
         limit = budget.ceiling(lambda: kept.bytes)
         for step in steps:
-            for k, e in embedder.embed(tok.ids, step, budget, progress=bar, ceiling=limit).items():
+            for k, e in embedder.embed(tok.ids, step, progress=bar, ceiling=limit).items():
                 kept.put(k, e.float())
             keep_under_ceiling(limit)
         bar.close()
-        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, budget, kept, limit)
+        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, kept, limit)
 
 
 def _padded_side(

@@ -25,7 +25,7 @@ from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
-from fastbertscore.pipeline.prepare import Distinct, Prepared, Weights, warn_empty
+from fastbertscore.pipeline.prepare import Distinct, Prepared, warn_empty
 from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
@@ -51,10 +51,9 @@ class _Texts:
         return min(column.index(u) for column in self.distinct.columns if u in column)
 
 
-def score_pairs(
-    embedder: Embedder, pairs: Pairs, weights: Weights, *, budget: Budget, verbose: bool = False
-) -> torch.Tensor:
-    """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
+def score_pairs(embedder: Embedder, pairs: Pairs, *, verbose: bool = False) -> torch.Tensor:
+    """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers — with the
+    embedder's weights, under its budget (:meth:`Embedder.for_call`).
 
     Pairs with an empty candidate or reference score 0 (with a warning). Texts longer than the model's window
     are cut, scored in full through windows or refused, as the embedder's ``long_inputs`` says.
@@ -63,7 +62,8 @@ def score_pairs(
         ValueError: the budget was given (``memory_mb``) and cannot hold the embeddings of the largest pair.
     """
     texts = _Texts(pairs)
-    prepared = embedder.prepare(texts.texts, weights, texts.first_use, texts.position)
+    prepared = embedder.prepare(texts.texts, texts.first_use, texts.position)
+    budget = embedder.budget
     tok = prepared.tok
     warn_empty(tok, "candidate(s)", texts.cand, lambda row: pairs.label("cands", row))
     warn_empty(tok, "reference(s)", texts.ref, lambda row: pairs.label("refs", row))
@@ -106,7 +106,7 @@ def _run(
             fresh = set(step.embed)
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
-            emb.update(embedder.embed(tok.ids, missing, budget, progress=bar, ceiling=limit))
+            emb.update(embedder.embed(tok.ids, missing, progress=bar, ceiling=limit))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
