@@ -16,7 +16,7 @@ import torch
 from fastbertscore.baselines.table import rescale
 from fastbertscore.pipeline.allpairs import embedded, score_matrix
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.prepare import Distinct
+from fastbertscore.pipeline.prepare import Distinct, Names
 from fastbertscore.validate import UTILITIES, Matrix, Samples, Utility
 
 
@@ -30,7 +30,7 @@ def pairwise_scores(embedder: Embedder, m: Matrix, *, verbose: bool) -> torch.Te
         column, i = texts.first(u)
         return f"{('texts_a', 'texts_b')[column]}[{i}]"
 
-    with embedded(embedder, texts.texts, label, verbose=verbose) as emb:
+    with embedded(embedder, texts.texts, Names(label), verbose=verbose) as emb:
         return score_matrix(emb, *texts.columns, verbose=verbose)
 
 
@@ -76,7 +76,7 @@ def mbr_select(embedder: Embedder, baseline: torch.Tensor | None, s: Samples, *,
 
     which = UTILITIES.index(s.utility)
     picks, utilities = [], []
-    with embedded(embedder, texts.texts, label, verbose=verbose) as emb:
+    with embedded(embedder, texts.texts, Names(label), verbose=verbose) as emb:
         for g, group in enumerate(groups):
             rows = texts.columns[0][starts[0][g] : starts[0][g] + len(group)]
             cols = rows if pseudo is None else texts.columns[1][starts[1][g] : starts[1][g] + len(pseudo[g])]

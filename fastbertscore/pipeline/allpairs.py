@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 from tqdm.auto import tqdm
@@ -26,7 +26,7 @@ from fastbertscore.pipeline.batching import buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import f_measure
-from fastbertscore.pipeline.prepare import warn_empty
+from fastbertscore.pipeline.prepare import Names, warn_empty
 
 #: Padded candidate tokens per block at most (fewer in a small budget); the reference side gets the rest of a
 #: matching step's entries.
@@ -82,17 +82,17 @@ class Embedded:
 def embedded(
     embedder: Embedder,
     texts: list[str],
-    label: Callable[[int], str],
+    names: Names,
     *,
     verbose: bool = False,
 ) -> Iterator[Embedded]:
     """Prepare and embed ``texts`` (distinct) for all-vs-all matching with the embedder's weights, holding them
     under its budget (:meth:`Embedder.for_call`) while the context lasts; ``label(k)`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings."""
-    prepared = embedder.prepare(texts, label)
+    prepared = embedder.prepare(texts, names)
     budget = embedder.budget
     tok = prepared.tok
     empty = [tok.is_empty(k) for k in range(len(texts))]
-    warn_empty(tok, "text(s)", range(len(texts)), label)
+    warn_empty(tok, "text(s)", range(len(texts)), names.label)
     device = embedder.encoder.device
     raw = prepared.weights
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]

@@ -8,7 +8,7 @@ distinct texts become embeddings (pairs, all-pairs, explanations and ``token_emb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights, warn_unknown
+from fastbertscore.pipeline.prepare import Names, Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
 from fastbertscore.validate import LongInputs
@@ -85,24 +85,18 @@ class Embedder:
         """The token weights of a call that weighs by ``idf`` (``None``: plain), plain ones the fallback."""
         return Weights(self.plain if idf is None else idf, self.plain)
 
-    def prepare(
-        self,
-        texts: list[str],
-        label: Callable[[int], str],
-        position: Callable[[int], int] | None = None,
-    ) -> Prepared:
+    def prepare(self, texts: list[str], names: Names) -> Prepared:
         """Tokenize distinct ``texts``, cut or check long ones, warn of those that are mostly the unknown token, and
-        weigh their tokens by :attr:`weights`; ``label(u)`` names text ``u`` in errors, ``position(u)`` orders them
-        as the caller gave them (default: ``u``)."""
+        weigh their tokens by :attr:`weights`; ``names`` says how the caller names each text in errors."""
         with phase("tokenize"):
             tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
             warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
-            check_long(tok, self.max_length, self.long_inputs, label, position)
-        warn_unknown(tok, self.tokenizer, label, position)
+            check_long(tok, self.max_length, self.long_inputs, names)
+        warn_unknown(tok, self.tokenizer, names)
         with phase("weights"):
-            return text_weights(tok, self.weights, label)
+            return text_weights(tok, self.weights, names)
 
     def embed(
         self,

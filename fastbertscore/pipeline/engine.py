@@ -25,7 +25,7 @@ from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
-from fastbertscore.pipeline.prepare import Distinct, Prepared, warn_empty
+from fastbertscore.pipeline.prepare import Distinct, Names, Prepared, warn_empty
 from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
@@ -62,7 +62,7 @@ def score_pairs(embedder: Embedder, pairs: Pairs, *, verbose: bool = False) -> t
         ValueError: the budget was given (``memory_mb``) and cannot hold the embeddings of the largest pair.
     """
     texts = _Texts(pairs)
-    prepared = embedder.prepare(texts.texts, texts.first_use, texts.position)
+    prepared = embedder.prepare(texts.texts, Names(texts.first_use, texts.position))
     budget = embedder.budget
     tok = prepared.tok
     warn_empty(tok, "candidate(s)", texts.cand, lambda row: pairs.label("cands", row))

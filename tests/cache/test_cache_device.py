@@ -17,6 +17,7 @@ import torch
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
 from fastbertscore.pipeline.allpairs import embedded
+from fastbertscore.pipeline.prepare import Names
 
 TEXTS = ["The cat sat on the mat.", "A dog ran across the road.", "It was raining at the station."]
 
@@ -32,7 +33,7 @@ def _filled(tiny_model, tmp_path, kind: str):
     options = {"memory": {"cache_mb": 8}, "disk": {"cache_dir": str(tmp_path)}}
     options["both"] = {**options["memory"], **options["disk"]}
     scorer = fb.BERTScorer(model_type=tiny_model("bert"), num_layers=2, **options[kind])
-    ids = scorer.embedder.prepare(TEXTS, str).tok.ids
+    ids = scorer.embedder.prepare(TEXTS, Names(str)).tok.ids
     on_cpu = scorer.embedder.for_call(4).embed(ids, range(len(TEXTS)))
     return scorer, ids, on_cpu
 
@@ -50,7 +51,7 @@ def test_cache_hits_come_back_on_the_encoders_device(tiny_model, tmp_path, kind)
 
 def test_all_pairs_embeddings_stay_on_the_encoders_device(tiny_model, tmp_path):
     scorer, _, _ = _filled(tiny_model, tmp_path, "memory")
-    with embedded(_on_meta(scorer.embedder.for_call(4)), TEXTS, TEXTS.__getitem__) as emb:
+    with embedded(_on_meta(scorer.embedder.for_call(4)), TEXTS, Names(TEXTS.__getitem__)) as emb:
         assert [v.device.type for v in emb.vectors(range(len(TEXTS)))] == ["meta"] * len(TEXTS)
         assert [w.device.type for w in emb.weights] == ["meta"] * len(TEXTS)
 
