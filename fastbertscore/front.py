@@ -140,14 +140,14 @@ def resolve(
     """The scorer :func:`run` scores with, and the batch size asked for (a kept scorer may have been made with
     another): for callers that need the scorer itself (``explain``'s token embeddings). Arguments as in :func:`run`;
     ``idf_texts`` has no default here."""
+    if scorer is not None and options:
+        given = ["settings"] if isinstance(options, Settings) else list(options)
+        raise TypeError(f"{caller} takes either scorer= or settings options, not both (got {', '.join(given)})")
     if isinstance(options, Mapping) and "idf_sents" in options:  # a call option: the texts idf is counted over
         options = dict(options)
         sents = options.pop("idf_sents")
         if sents is not None:
             idf_texts = check_idf_sents(sents, isinstance(options.get("idf"), Mapping))
-    if scorer is not None and options:
-        given = ["settings"] if isinstance(options, Settings) else list(options)
-        raise TypeError(f"{caller} takes either scorer= or settings options, not both (got {', '.join(given)})")
     settings = scorer.settings if scorer is not None else checked(caller, options)
     if one_layer is not None and settings.all_layers:
         raise ValueError(f"{caller} needs one layer: {one_layer}; drop all_layers=True")
