@@ -79,7 +79,7 @@ def batches_with_members(scorer, texts: list[str], batch_size: int | None = None
     ids = tokenize(embedder.tokenizer, distinct, embedder.token_limit).ids
     lengths = [len(x) for x in ids]
     order = sorted(range(len(ids)), key=lambda i: -lengths[i])
-    budget = embedder.budget(scorer.batch_size)
+    budget = embedder.for_call(scorer.batch_size).budget
     limit, most = max_tokens or budget.max_tokens, batch_size or budget.batch_size
     out = []
     for batch in buckets(order, lambda i: (lengths[i],), lambda n, p: n * p[0], limit, most):

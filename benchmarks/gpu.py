@@ -213,7 +213,7 @@ def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, 
     ids = embedder.tokenizer(sorted(set(texts)), truncation=True, max_length=embedder.max_length)["input_ids"]
     lengths = [len(x) for x in ids]
     order = sorted(range(len(ids)), key=lambda i: -lengths[i])
-    budget = embedder.budget(64)
+    budget = embedder.for_call(64).budget
     batches = []
     batches_of = buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], budget.max_tokens, 64)
     for batch in batches_of:

@@ -2,9 +2,10 @@
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.compute import cached_scorer, clear_model_cache, compute, mbr, pairwise, score
+from fastbertscore.compute import compute, mbr, pairwise, score
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
 from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
+from fastbertscore.front import cached_scorer, clear_model_cache
 from fastbertscore.hardware import auto_dtype
 from fastbertscore.hashing import get_hash
 from fastbertscore.idf import IdfWeights

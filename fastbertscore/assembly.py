@@ -26,6 +26,7 @@ from fastbertscore.models.encoder import Encoder, max_input_length
 from fastbertscore.models.shared import MODELS
 from fastbertscore.pipeline.budget import MAX_TOKENS, REDUCED_PRECISION_TOKENS
 from fastbertscore.pipeline.embedder import Embedder
+from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.weights import plain_table
 from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings
@@ -70,8 +71,18 @@ def build_embedder(settings: Settings) -> Embedder:
     cache = layers[0] if len(layers) == 1 else LayeredCache(*layers) if layers else None
     plain = plain_table(len(tokenizer), (tokenizer.sep_token_id, tokenizer.cls_token_id))
     max_tokens = MAX_TOKENS * (REDUCED_PRECISION_TOKENS if dtype != "float32" else 1)
+    weights = Weights(plain, plain)
     return Embedder(
-        tokenizer, encoder, max_length, window, settings.long_inputs, cache, max_tokens, plain, disk, settings.memory_mb
+        tokenizer,
+        encoder,
+        max_length,
+        window,
+        settings.long_inputs,
+        cache,
+        max_tokens,
+        weights,
+        disk,
+        settings.memory_mb,
     )
 
 

@@ -1,57 +1,23 @@
-"""One-call entry points: ``score`` (bert-score's, a scorer of its own each call; the model stays loaded) and, on the
-scorer the engine keeps for them, ``compute`` (the ``evaluate``-style dict of lists), ``pairwise`` and ``mbr``.
+"""One-call entry points, each an adapter over :func:`fastbertscore.front.run`: ``score`` (bert-score's, a scorer of
+its own each call; the model stays loaded) and, on the scorer kept between calls, ``compute`` (the
+``evaluate``-style dict of lists), ``pairwise`` and ``mbr``.
 
-The scorer is rebuilt whenever a setting that changes numbers changes — device and idf sentences
-included, which the official ``evaluate-metric/bertscore`` module forgets; settings that change no number
-(``batch_size``, ``verbose``) are passed per call.
+The kept scorer is rebuilt whenever a setting that changes numbers changes (the device included, which the official
+``evaluate-metric/bertscore`` module forgets); idf weights are counted per call over the call's references, on the
+same loaded model; settings that change no number (``batch_size``, ``verbose``) are passed per call.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
-from fastbertscore import assembly
+from fastbertscore.front import run
 from fastbertscore.hardware import check_device
-from fastbertscore.matrix import MBRResult, mbr_select, pairwise_scores
+from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.budget import default_cache_mb
 from fastbertscore.result import Scores
-from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings
 from fastbertscore.validate import Refs, Texts, Utility, check_matrix_texts, check_mbr, check_pairs
-
-# The scorer the one-call entry points reuse (the model itself is kept by assembly).
-_scorers: dict[tuple[tuple[str, object], ...], BERTScorer] = {}
-_lock = threading.Lock()
-
-
-def clear_model_cache() -> None:
-    """Free the models and embedding caches kept between calls (and the scorer :func:`compute` reuses); the next
-    call reloads."""
-    assembly.clear_models()
-    with _lock:
-        _scorers.clear()
-
-
-def cached_scorer(settings: Settings) -> BERTScorer:
-    """A :class:`BERTScorer` for ``settings``, reused while nothing but batch size and thread count changes (they
-    change no number: callers pass them per call). Settings that differ from the last ones in idf alone (each
-    ``datasets.map`` batch with ``idf=True`` counts idf over its own references) get a scorer on the same loaded
-    model, so the embeddings it keeps between calls carry over: no embedding depends on idf."""
-    key = settings.numbers_key(ignore=("batch_size", "nthreads"))
-    with _lock:
-        scorer = _scorers.get(key)
-        last = next(iter(_scorers.values()), None)
-    if scorer is None:
-        if last is not None and last.settings.differs_in_idf_only(settings):
-            scorer = last.for_idf_of(settings)
-        else:
-            scorer = BERTScorer.from_settings(settings)
-        with _lock:
-            _scorers.clear()
-            _scorers[key] = scorer
-    return scorer
 
 
 @overload
@@ -146,26 +112,20 @@ def score(
         >>> tuple(F.shape), bool(0 < F[0] < 1)
         ((1,), True)
     """
-    pairs = check_pairs(cands, refs)
-    settings = Settings.from_options(
-        "score()",
-        dict(
-            model_type=model_type,
-            num_layers=num_layers,
-            idf=idf,
-            device=device,
-            batch_size=batch_size,
-            nthreads=nthreads,
-            all_layers=all_layers,
-            lang=lang,
-            rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path,
-            use_fast_tokenizer=use_fast_tokenizer,
-            **options,
-        ),
+    options.update(
+        model_type=model_type,
+        num_layers=num_layers,
+        idf=idf,
+        device=device,
+        batch_size=batch_size,
+        nthreads=nthreads,
+        all_layers=all_layers,
+        lang=lang,
+        rescale_with_baseline=rescale_with_baseline,
+        baseline_path=baseline_path,
+        use_fast_tokenizer=use_fast_tokenizer,
     )
-    scorer = BERTScorer.from_settings(settings.idf_over(pairs.refs))
-    return scorer.finish(scorer.raw_scores(pairs, verbose=verbose), pairs).returned(return_hash)
+    return run(check_pairs(cands, refs), options, shared=False, verbose=verbose).returned(return_hash)
 
 
 def compute(
@@ -192,9 +152,7 @@ def compute(
     pairs = check_pairs(predictions, references, names=("predictions", "references"))
     if "cache_mb" not in options:
         options["cache_mb"] = default_cache_mb(check_device(options.get("device")))
-    settings = Settings.from_options("compute()", options)
-    scorer = cached_scorer(settings.idf_over(pairs.refs))
-    return scorer.finish(scorer.raw_scores(pairs, batch_size=settings.batch_size, verbose=verbose), pairs).to_dict()
+    return run(pairs, options, caller="compute()", verbose=verbose).to_dict()
 
 
 def pairwise(texts_a: Texts, texts_b: Texts | None = None, *, verbose: bool = False, **options: Any) -> Scores:
@@ -211,10 +169,7 @@ def pairwise(texts_a: Texts, texts_b: Texts | None = None, *, verbose: bool = Fa
         >>> tuple(F.shape)
         (2, 3)
     """
-    settings = Settings.from_options("pairwise()", options)
-    a, b = check_matrix_texts(texts_a, texts_b)  # bad input fails here, before any model work
-    scorer = cached_scorer(settings.idf_over(b))
-    return pairwise_scores(scorer, a, b, verbose=verbose, batch_size=settings.batch_size)
+    return run(check_matrix_texts(texts_a, texts_b), options, caller="pairwise()", verbose=verbose).scores
 
 
 def mbr(
@@ -243,7 +198,4 @@ def mbr(
         >>> picks.index[0] in (0, 1), len(picks.utilities[0])
         (True, 3)
     """
-    settings = Settings.from_options("mbr()", options)
-    groups, pseudo = check_mbr(samples, references, utility)  # bad input fails here, before any model work
-    scorer = cached_scorer(settings.idf_over(groups if pseudo is None else pseudo))
-    return mbr_select(scorer, groups, pseudo, utility=utility, verbose=verbose, batch_size=settings.batch_size)
+    return run(check_mbr(samples, references, utility), options, caller="mbr()", verbose=verbose)

@@ -4,22 +4,23 @@ process grows past what the call's budget accounts for.
 Each step of a call allocates and frees embeddings and encoder activations in tensors of many sizes; glibc keeps
 the freed pages in fragmented arenas, so RSS can creep up with the number of steps. ``malloc_trim`` returns
 them; elsewhere it is a no-op. Each trim costs the pages faulted in again, and on a CPU the next step would reuse
-those pages, so a trim happens only past the call's ceiling (:func:`trim_above`): between steps for every call,
-within a step (:func:`ceiling`, :func:`keep_under_ceiling`) only for a call with ``memory_mb``, where the same
-fragmentation grows a small budget's RSS well past what the call holds. docs/speed.md has the measurements."""
+those pages, so a trim happens only past the call's ceiling (:func:`keep_under_ceiling`, given the call's
+:data:`Ceiling`): between steps for every call, and after each encoder batch and matching step too for a call with
+``memory_mb``, where the same fragmentation grows a small budget's RSS well past what the call holds.
+docs/speed.md has the measurements.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from functools import lru_cache
 
-_CEILING: ContextVar[Callable[[], int] | None] = ContextVar("fastbertscore_heap_ceiling", default=None)
+#: A call's resident-memory ceiling: the bytes the process may reach, read when asked (``None``: no ceiling).
+Ceiling = Callable[[], int] | None
 
 
 @lru_cache(maxsize=1)
@@ -52,24 +53,9 @@ def resident_bytes() -> int | None:
         return None
 
 
-@contextlib.contextmanager
-def ceiling(limit: Callable[[], int] | None) -> Iterator[None]:
-    """While entered, :func:`keep_under_ceiling` hands freed heap back whenever the resident memory is above
-    ``limit()`` bytes (``None``: no ceiling)."""
-    token = _CEILING.set(limit)
-    try:
-        yield
-    finally:
-        _CEILING.reset(token)
-
-
-def keep_under_ceiling() -> None:
-    """Called after each encoder batch and matching step: trims the heap if the process is above the ceiling."""
-    trim_above(_CEILING.get())
-
-
-def trim_above(limit: Callable[[], int] | None) -> None:
-    """Hand freed heap back to the OS if the process's resident memory is above ``limit()`` bytes (``None``: never)."""
+def keep_under_ceiling(limit: Ceiling) -> None:
+    """Called after each encoder batch and matching step with the call's ceiling: hands freed heap back to the OS
+    if the process's resident memory is above ``limit()`` bytes (``None``: no ceiling, nothing done)."""
     if limit is None or not can_release():
         return
     resident = resident_bytes()

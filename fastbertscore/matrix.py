@@ -8,58 +8,30 @@ Both run the one path (prepare → embed → match → finish) with all-vs-all m
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import torch
 
-from fastbertscore.pipeline.allpairs import Embedded, embedded, score_matrix
+from fastbertscore.baselines.table import rescale
+from fastbertscore.pipeline.allpairs import embedded, score_matrix
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.prepare import Distinct, Weights
-from fastbertscore.result import Scores
-from fastbertscore.validate import UTILITIES, Utility
+from fastbertscore.pipeline.prepare import Distinct, Names
+from fastbertscore.validate import UTILITIES, Matrix, Samples, Utility
 
 
-class Scorer(Protocol):
-    """What the matrices use of a :class:`~fastbertscore.BERTScorer` (which calls them, so it is not imported here)."""
-
-    @property
-    def embedder(self) -> Embedder: ...
-    @property
-    def batch_size(self) -> int: ...
-    @property
-    def all_layers(self) -> bool: ...
-    @property
-    def rescale_with_baseline(self) -> bool: ...
-    def weights(self) -> Weights: ...
-    def rescale(self, raw: torch.Tensor) -> torch.Tensor: ...
-
-
-def _finish(scorer: Scorer, raw: torch.Tensor) -> Scores:
-    """Rescale when the scorer does; drop the layer axis unless all layers were asked for."""
-    if scorer.rescale_with_baseline:
-        raw = scorer.rescale(raw)
-    if not scorer.all_layers:
-        raw = raw[0]
-    return raw[..., 0], raw[..., 1], raw[..., 2]
-
-
-def pairwise_scores(
-    scorer: Scorer, a: list[str], b: list[str], *, verbose: bool = False, batch_size: int | None = None
-) -> Scores:
-    """``(P, R, F)``, each ``(N, M)`` (``(L + 1, N, M)`` with all layers): ``[i, j]`` scores ``a[i]`` as the
-    candidate against ``b[j]`` as the reference. ``a`` and ``b`` are checked (``validate.check_matrix_texts``)."""
-    texts = Distinct(a, b)
+def pairwise_scores(embedder: Embedder, m: Matrix, *, verbose: bool) -> torch.Tensor:
+    """Raw ``(L', N, M, 3)`` P, R, F (``L'`` is 1, or ``L + 1`` with all layers): ``[.., i, j, :]`` scores
+    ``m.a[i]`` as the candidate against ``m.b[j]`` as the reference, with a call's embedder (its weights and
+    budget: :meth:`~fastbertscore.pipeline.embedder.Embedder.for_call`)."""
+    texts = Distinct(m.a, m.b)
 
     def label(u: int) -> str:
         column, i = texts.first(u)
         return f"{('texts_a', 'texts_b')[column]}[{i}]"
 
-    with _embedded(scorer, texts.texts, label, batch_size, verbose) as emb:
-        raw = score_matrix(emb, *texts.columns, verbose=verbose)
-    return _finish(scorer, raw)
+    with embedded(embedder, texts.texts, Names(label), verbose=verbose) as emb:
+        return score_matrix(emb, *texts.columns, verbose=verbose)
 
 
 @dataclass(frozen=True)
@@ -70,6 +42,7 @@ class MBRResult:
     index: list[int]
     utilities: list[torch.Tensor]
     utility: Utility
+    hash: str | None = field(default=None, compare=False)  # the scorer's hash code
 
     def chosen(self, samples: Sequence[Sequence[str]]) -> list[str]:
         """The chosen sample of each group.
@@ -85,19 +58,12 @@ class MBRResult:
         return [group[i] for group, i in zip(samples, self.index, strict=True)]
 
 
-def mbr_select(
-    scorer: Scorer,
-    groups: list[list[str]],
-    pseudo: list[list[str]] | None,
-    *,
-    utility: Utility = "f1",
-    verbose: bool = False,
-    batch_size: int | None = None,
-) -> MBRResult:
-    """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`), over groups
-    checked by ``validate.check_mbr``."""
-    if scorer.all_layers:
+def mbr_select(embedder: Embedder, baseline: torch.Tensor | None, s: Samples, *, verbose: bool) -> MBRResult:
+    """Minimum-Bayes-risk selection with BERTScore as the utility (see :func:`fastbertscore.mbr`), rescaled with
+    ``baseline`` when given."""
+    if embedder.encoder.all_layers:
         raise ValueError("mbr needs one layer: build the scorer without all_layers=True")
+    groups, pseudo = s.groups, s.pseudo
     named = (("samples", groups), ("references", pseudo or []))
     owners = [[(g, k) for g, group in enumerate(all_groups) for k in range(len(group))] for _, all_groups in named]
     texts = Distinct(*([text for group in all_groups for text in group] for _, all_groups in named))
@@ -108,16 +74,18 @@ def mbr_select(
         g, k = owners[column][i]
         return f"{named[column][0]}[{g}][{k}]"
 
-    which = UTILITIES.index(utility)
+    which = UTILITIES.index(s.utility)
     picks, utilities = [], []
-    with _embedded(scorer, texts.texts, label, batch_size, verbose) as emb:
+    with embedded(embedder, texts.texts, Names(label), verbose=verbose) as emb:
         for g, group in enumerate(groups):
             rows = texts.columns[0][starts[0][g] : starts[0][g] + len(group)]
             cols = rows if pseudo is None else texts.columns[1][starts[1][g] : starts[1][g] + len(pseudo[g])]
-            picks_g, mean = _pick(_finish(scorer, score_matrix(emb, rows, cols))[which], pseudo is None)
+            raw = score_matrix(emb, rows, cols)
+            values = (raw if baseline is None else rescale(raw, baseline))[0, ..., which]
+            picks_g, mean = _pick(values, pseudo is None)
             picks.append(picks_g)
             utilities.append(mean)
-    return MBRResult(picks, utilities, utility)
+    return MBRResult(picks, utilities, s.utility)
 
 
 def _pick(values: torch.Tensor, against_each_other: bool) -> tuple[int, torch.Tensor]:
@@ -130,10 +98,3 @@ def _pick(values: torch.Tensor, against_each_other: bool) -> tuple[int, torch.Te
     else:
         mean = values.mean(dim=1)
     return int(mean.argmax()), mean
-
-
-def _embedded(
-    scorer: Scorer, texts: list[str], label: Callable[[int], str], batch_size: int | None, verbose: bool
-) -> AbstractContextManager[Embedded]:
-    budget = scorer.embedder.budget(batch_size or scorer.batch_size)
-    return embedded(scorer.embedder, texts, label, scorer.weights(), budget, verbose=verbose)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from fastbertscore.signature import Signature
 
 Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -18,13 +21,15 @@ class ScoreResult:
     when the scorer rescales. ``precision``/``recall``/``f1`` are what ``score()`` returns: the rescaled
     values when rescaling is on, else the raw ones. With several references per candidate,
     ``best_reference`` holds, for P, R and F separately, the index (within the candidate's own list) of the
-    reference that gave the best value; it is ``None`` for single references.
+    reference that gave the best value; it is ``None`` for single references. ``signature``: every setting
+    behind the numbers, of which ``hash`` is the short code (``None`` where only the hash is known).
     """
 
     raw: Scores
     rescaled: Scores | None
     best_reference: Scores | None
     hash: str
+    signature: Signature | None = field(default=None, compare=False, repr=False)
 
     @property
     def scores(self) -> Scores:

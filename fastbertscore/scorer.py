@@ -1,10 +1,11 @@
-"""``BERTScorer`` (model loaded once) and ``score`` (one call): drop-in for ``bert_score``."""
+"""``BERTScorer``, drop-in for ``bert_score``'s: the model, idf weights and baseline loaded once, and the work."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast, overload
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Literal, overload
 
 import torch
 
@@ -17,19 +18,26 @@ from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.prepare import Weights
 from fastbertscore.pipeline.weights import sentence_weights
 from fastbertscore.result import ScoreResult, Scores, best_of_groups, split_prf
+from fastbertscore.scorer_attributes import ScorerAttributes
 from fastbertscore.settings import Settings
-from fastbertscore.signature import Signature
-from fastbertscore.validate import Pairs, Refs, Texts, check_matrix_texts, check_mbr, check_pairs, check_positive_int
+from fastbertscore.validate import (
+    Matrix,
+    Pairs,
+    Refs,
+    Samples,
+    Texts,
+    check_idf_sents,
+    check_matrix_texts,
+    check_mbr,
+    check_pairs,
+    check_positive_int,
+)
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
+Baseline = tuple[torch.Tensor, tuple[str, str, str]]  # a baseline's rows and (kind, where, digest)
 
 
-def _forward(get: Callable[[BERTScorer], T], doc: str | None = None) -> T:  # a property, typed as what it reads
-    return cast(T, property(get, doc=doc))
-
-
-class BERTScorer:
+class BERTScorer(ScorerAttributes):
     """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
 
     The positional arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}``
@@ -69,7 +77,6 @@ class BERTScorer:
                 nthreads=nthreads,
                 all_layers=all_layers,
                 idf=idf,
-                idf_sents=idf_sents,
                 device=device,
                 lang=lang,
                 rescale_with_baseline=rescale_with_baseline,
@@ -78,33 +85,35 @@ class BERTScorer:
                 **options,
             ),
         )
-        self._set_up(settings, None, assembly.build_embedder(settings))
+        sents = None if idf_sents is None else check_idf_sents(idf_sents, isinstance(settings.idf, Mapping))
+        embedder = assembly.build_embedder(settings)
+        counted = None if sents is None else IdfWeights.counted(embedder.tokenizer, sents, embedder.token_limit)
+        self._set_up(settings, embedder, counted)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, idf: IdfWeights | None = None) -> BERTScorer:
         """A scorer for settings checked once already (no second check); ``idf``: weights of your own in place of
-        those the settings ask for (counted over ``idf_sents``, or the mapping)."""
-        scorer = cls.__new__(cls)
-        cls._set_up(scorer, settings, idf, assembly.build_embedder(settings))
-        return scorer
+        those the settings ask for (a mapping's, or none until :meth:`compute_idf`)."""
+        return cls._made(settings, assembly.build_embedder(settings), idf)
 
     def with_idf(self, idf: IdfWeights) -> BERTScorer:
-        """Another scorer on this one's loaded model (the same :class:`Embedder`, caches included) that weighs
-        tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the ranks of a
-        process group. This scorer is not changed."""
-        return self.for_idf_of(self.settings.replace(idf=True, idf_sents=None), idf)
+        """Another scorer on this one's loaded model (the same :class:`Embedder`, caches and baseline included)
+        that weighs tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the
+        ranks of a process group. This scorer is not changed."""
+        settings = self.settings if self.settings.idf is True else self.settings.replace(idf=True)
+        return self._made(settings, self.embedder, idf, self._baseline)
 
-    def for_idf_of(self, settings: Settings, idf: IdfWeights | None = None) -> BERTScorer:
-        """Another scorer on this one's loaded model for ``settings``, which differ from its own in idf alone
-        (:meth:`Settings.differs_in_idf_only`, else ``ValueError``); ``idf`` as in :meth:`from_settings`."""
-        if not self.settings.differs_in_idf_only(settings):
-            raise ValueError("for_idf_of: the settings differ from this scorer's in more than idf")
-        cls = type(self)
-        other = cls.__new__(cls)
-        cls._set_up(other, settings, idf, self.embedder)
-        return other
+    @classmethod
+    def _made(
+        cls, settings: Settings, embedder: Embedder, idf: IdfWeights | None, baseline: Baseline | None = None
+    ) -> BERTScorer:
+        scorer = cls.__new__(cls)
+        cls._set_up(scorer, settings, embedder, idf, baseline)
+        return scorer
 
-    def _set_up(self, settings: Settings, idf: IdfWeights | None, embedder: Embedder) -> None:
+    def _set_up(
+        self, settings: Settings, embedder: Embedder, idf: IdfWeights | None, baseline: Baseline | None = None
+    ) -> None:
         """The scorer's whole state: its settings, its loaded model, its idf weights and, read on first use, its
         baseline; nothing else is kept, and nothing here changes after construction but :meth:`compute_idf`."""
         self.settings = settings
@@ -112,55 +121,16 @@ class BERTScorer:
         self.embedder = embedder
         if idf is None and isinstance(settings.idf, Mapping):
             idf = IdfWeights.from_mapping(settings.idf, len(embedder.tokenizer))
-        elif idf is None and settings.idf_sents is not None:
-            idf = IdfWeights.counted(embedder.tokenizer, list(settings.idf_sents), embedder.token_limit)
         self._idf = idf
-        self._baseline: tuple[torch.Tensor, tuple[str, str, str]] | None = None  # rows, (kind, where, digest)
+        self._baseline = baseline
         if settings.rescale_with_baseline:
             self._loaded_baseline()  # read now, so that a missing baseline fails before any scoring
 
-    # -- read-only settings, as in bert_score --------------------------------------------------------
-    lang = _forward(lambda self: self.settings.lang)
-    idf = _forward(lambda self: self.settings.idf)
-    model_type = _forward(lambda self: self.settings.model_type_or_default)
-    num_layers = _forward(lambda self: self.embedder.encoder.num_layers)
-    batch_size = _forward(lambda self: self.settings.batch_size)
-    nthreads = _forward(lambda self: self.settings.nthreads)
-    all_layers = _forward(lambda self: self.settings.all_layers)
-    device = _forward(lambda self: self.settings.resolved_device)
-    dtype = _forward(
-        lambda self: self.settings.resolved_dtype,
-        doc='The precision the encoder runs in: ``dtype`` with "auto" resolved for this device (what the hash names).',
-    )
-    long_inputs = _forward(lambda self: self.settings.long_inputs)
-    rescale_with_baseline = _forward(lambda self: self.settings.rescale_with_baseline)
-    baseline_path = _forward(lambda self: self.settings.baseline_path)
-    use_custom_baseline = _forward(lambda self: self.settings.baseline_path is not None)
-    use_fast_tokenizer = _forward(lambda self: self.settings.use_fast_tokenizer)
-    tokenizer = _forward(lambda self: self.embedder.tokenizer)
-    max_length = _forward(lambda self: self.embedder.max_length, doc="Longest input in tokens, specials included.")
-    token_limit = _forward(lambda self: self.embedder.token_limit, doc="Where texts are cut when tokenized, if at all.")
-    cache = _forward(lambda self: self.embedder.cache, doc="The embedding cache (memory, disk or both), if any.")
-    disk_cache = _forward(lambda self: self.embedder.disk_cache, doc="The embedding cache on disk, with ``cache_dir``.")
-    baseline_vals = _forward(lambda self: self._loaded_baseline()[0], doc="The baseline's rows (read on first use).")
-
-    def _loaded_baseline(self) -> tuple[torch.Tensor, tuple[str, str, str]]:
+    def _loaded_baseline(self) -> Baseline:
         """The baseline rows and where they came from, read on first use."""
         if self._baseline is None:
             self._baseline = assembly.load_baseline(self.settings, self.num_layers)
         return self._baseline
-
-    @property
-    def signature(self) -> Signature:
-        """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``)."""
-        baseline = self._loaded_baseline()[1] if self.rescale_with_baseline else None  # its digest: read the table
-        return assembly.describe(self.settings, self.embedder, self._idf.mapping if self._idf else None, baseline)
-
-    @property
-    def hash(self) -> str:
-        """bert-score's hash code, plus a suffix for each number-changing setting bert-score lacks (see
-        :class:`~fastbertscore.Signature`)."""
-        return self.signature.hash
 
     def compute_idf(self, sents: Texts) -> None:
         """Count idf over ``sents`` (the references) and weigh tokens by it from now on: ``bert_score``'s method, kept
@@ -220,24 +190,22 @@ class BERTScorer:
     ) -> ScoreResult:
         """Like :meth:`score`, as a :class:`~fastbertscore.ScoreResult`: raw and rescaled P/R/F, and for
         several references per candidate the index of the one that counted for each of P, R and F."""
-        pairs = check_pairs(cands, refs)
-        return self.finish(self.raw_scores(pairs, batch_size=batch_size, verbose=verbose), pairs)
+        return self.execute(check_pairs(cands, refs), batch_size=batch_size, verbose=verbose)
 
     def raw_scores(
         self, pairs: Pairs, *, batch_size: int | None = None, verbose: bool = False, between_batches: BatchHook = None
     ) -> torch.Tensor:
         """Raw ``(N_pairs, 3)`` P, R, F of checked pairs (``(L + 1, N_pairs, 3)`` with all layers);
         ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
-        budget = self.embedder.budget(self._batch_size(batch_size), between_batches)
-        return score_pairs(self.embedder, pairs, self.weights(), budget=budget, verbose=verbose)
+        return score_pairs(self._call(batch_size, between_batches), pairs, verbose=verbose)
 
-    def finish(self, raw: torch.Tensor, pairs: Pairs) -> ScoreResult:
-        """Best of each candidate's references, rescaled when the scorer rescales: the result of a score call."""
-        best = None
-        if pairs.multi_ref:
-            raw, best = best_of_groups(raw, pairs.groups)
+    def finish(self, raw: torch.Tensor, pairs: Pairs | None = None) -> ScoreResult:
+        """Best of each candidate's references (``pairs`` with several), rescaled when the scorer rescales: the
+        result of a score call (``raw``: ``(..., 3)``, pairs or a matrix of them)."""
+        raw, best = best_of_groups(raw, pairs.groups) if pairs is not None and pairs.multi_ref else (raw, None)
         rescaled = split_prf(self.rescale(raw)) if self.rescale_with_baseline else None
-        return ScoreResult(split_prf(raw), rescaled, None if best is None else split_prf(best), self.hash)
+        sig = self.signature
+        return ScoreResult(split_prf(raw), rescaled, None if best is None else split_prf(best), sig.hash, sig)
 
     def rescale(self, raw: torch.Tensor) -> torch.Tensor:
         """``(..., 3)`` raw P, R, F (``(L + 1, ..., 3)`` with all layers) rescaled with this scorer's baseline."""
@@ -257,8 +225,7 @@ class BERTScorer:
             >>> tuple(F.shape), bool(F[0, 2] > F[0, 1])
             ((3, 3), True)
         """
-        a, b = check_matrix_texts(texts_a, texts_b)
-        return pairwise_scores(self, a, b, verbose=verbose, batch_size=batch_size)
+        return self.execute(check_matrix_texts(texts_a, texts_b), batch_size=batch_size, verbose=verbose).scores
 
     def mbr(
         self,
@@ -270,31 +237,64 @@ class BERTScorer:
         batch_size: int | None = None,
     ) -> MBRResult:
         """Minimum-Bayes-risk selection per group of samples; see :func:`fastbertscore.mbr`."""
-        groups, pseudo = check_mbr(samples, references, utility)
-        return mbr_select(self, groups, pseudo, utility=utility, verbose=verbose, batch_size=batch_size)
+        return self.execute(check_mbr(samples, references, utility), batch_size=batch_size, verbose=verbose)
+
+    @overload
+    def execute(
+        self,
+        work: Pairs | Matrix,
+        *,
+        batch_size: int | None = ...,
+        verbose: bool = ...,
+        between_batches: BatchHook = ...,
+    ) -> ScoreResult: ...
+    @overload
+    def execute(
+        self, work: Samples, *, batch_size: int | None = ..., verbose: bool = ..., between_batches: BatchHook = ...
+    ) -> MBRResult: ...
+    def execute(
+        self,
+        work: Pairs | Matrix | Samples,
+        *,
+        batch_size: int | None = None,
+        verbose: bool = False,
+        between_batches: BatchHook = None,
+    ) -> ScoreResult | MBRResult:
+        """Checked work on this scorer, the step every path ends in (:func:`fastbertscore.front.run` once it has a
+        scorer): pairs or an all-vs-all matrix → a :class:`ScoreResult`, MBR groups → an :class:`MBRResult`.
+        ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
+        if isinstance(work, Pairs):
+            raw = self.raw_scores(work, batch_size=batch_size, verbose=verbose, between_batches=between_batches)
+            return self.finish(raw, work)
+        call = self._call(batch_size, between_batches)
+        if isinstance(work, Samples):
+            baseline = self.baseline_vals if self.rescale_with_baseline else None
+            return replace(mbr_select(call, baseline, work, verbose=verbose), hash=self.hash)
+        raw = pairwise_scores(call, work, verbose=verbose)
+        return self.finish(raw if self.all_layers else raw[0])
 
     def token_embeddings(self, ids: list[list[int]], *, batch_size: int | None = None) -> list[torch.Tensor]:
         """Unit-norm embeddings ``(T, D)`` of token id sequences (special tokens included), on the model's device."""
         with torch.inference_mode():
-            out = self.embedder.embed(ids, range(len(ids)), self.embedder.budget(self._batch_size(batch_size)))
+            out = self._call(batch_size).embed(ids, range(len(ids)))
         return [out[i] for i in range(len(ids))]
 
     def token_weights(self, ids: list[int]) -> torch.Tensor:
         """Unnormalised weight of each token: idf when ``idf`` is on, else 0 for [CLS]/[SEP]-style tokens, 1 for others."""
-        weights = self.weights()
-        return sentence_weights(ids, weights.table, weights.fallback)
+        return sentence_weights(ids, self.weights().table, self.embedder.plain)
 
     def weights(self) -> Weights:
         """The token weights this scorer scores with: idf when ``idf`` is on, else plain."""
-        plain = self.embedder.plain
+        return self.embedder.weighing(self._idf_table())
+
+    def _idf_table(self) -> torch.Tensor | None:
         if not self.idf:
-            return Weights(plain, plain)
+            return None
         if self._idf is None:
             raise ValueError("idf=True but no idf weights: pass idf_sents= to BERTScorer or call compute_idf(refs)")
-        return Weights(self._idf.table, plain)
+        return self._idf.table
 
-    def _batch_size(self, batch_size: int | None) -> int:
-        return check_positive_int(batch_size or self.settings.batch_size, "batch_size")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(hash={self.hash}, batch_size={self.batch_size}, nthreads={self.nthreads})"
+    def _call(self, batch_size: int | None, between_batches: BatchHook = None) -> Embedder:
+        """The loaded model as one call uses it: its budget (``batch_size``, default the settings') and weights."""
+        size = check_positive_int(batch_size or self.settings.batch_size, "batch_size")
+        return self.embedder.for_call(size, self._idf_table(), between_batches)

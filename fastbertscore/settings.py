@@ -7,13 +7,13 @@ entry points build a :class:`Settings` and hand it to the engine; the CLIs make 
 from __future__ import annotations
 
 import argparse
-import copy
 import inspect
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
@@ -23,7 +23,6 @@ from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
     LongInputs,
-    check_idf_sents,
     check_options,
     check_positive_int,
 )
@@ -60,9 +59,6 @@ class Settings:
     all_layers: bool = _option(False, help="score with every layer: (L + 1, N) tensors")
     idf: bool | Mapping[int, float] = _option(
         False, "--idf", help="weight tokens by idf over the references (in Python also a {token_id: weight} mapping)"
-    )
-    idf_sents: tuple[str, ...] | None = _option(
-        None, help="sentences to count idf over (default: the references); not with an idf mapping"
     )
     device: str | None = _option(None, "--device", help="cpu, cuda, cuda:1, mps (default: cuda when available)")
     lang: str | None = _option(
@@ -143,43 +139,23 @@ class Settings:
             raise TypeError(f"idf must be True, False or a {{token_id: weight}} mapping, got {type(self.idf).__name__}")
         if isinstance(self.idf, Mapping):
             check_idf_mapping(self.idf)  # before any model work: a bad weight gave NaN or sign-flipped scores
-        if self.idf_sents is not None:
-            if isinstance(self.idf, Mapping):
-                raise ValueError(
-                    "idf={token_id: weight} and idf_sents= both say where idf weights come from; give one: the "
-                    "mapping, or idf=True with idf_sents= to count them over those sentences"
-                )
-            object.__setattr__(self, "idf_sents", tuple(check_idf_sents(self.idf_sents)))
 
-    @property
+    @cached_property
     def resolved_device(self) -> str:
-        """``device``, or cuda when available else cpu; a ``ValueError`` naming what exists if it is not there."""
+        """``device``, or cuda when available else cpu; a ``ValueError`` naming what exists if it is not there.
+        Resolved once, when the settings are made."""
         return check_device(self.device)
 
-    @property
+    @cached_property
     def resolved_dtype(self) -> str:
-        """``dtype`` with "auto" resolved for the device: what the encoder runs in and the hash names."""
+        """``dtype`` with "auto" resolved for the device: what the encoder runs in and the hash names. Resolved
+        once, on first use (on a CPU "auto" measures bfloat16 once: settings made only to check a request skip it)."""
         return resolve_dtype(self.dtype, self.resolved_device)
 
     @property
     def model_type_or_default(self) -> str:
-        """``model_type``, or the default model of ``lang``."""
-        if self.model_type is not None:
-            return self.model_type
-        if self.lang is None:  # __post_init__ refuses this; settings changed past it (object.__setattr__) land here
-            raise ValueError("give model_type= or lang=: neither is set, so there is no model to load")
-        return model_for_lang(self.lang)
-
-    def idf_over(self, references: Iterable[str | Sequence[str]]) -> Settings:
-        """With ``idf=True`` and no ``idf_sents``: these settings with idf counted over ``references`` (strings,
-        or lists of strings, flattened), as ``score`` counts it over the references; otherwise unchanged. Only the
-        new sentences are checked: every other field was checked when these settings were made."""
-        if self.idf is not True or self.idf_sents is not None:
-            return self
-        sents = check_idf_sents([t for item in references for t in ([item] if isinstance(item, str) else item)])
-        counted = copy.copy(self)
-        object.__setattr__(counted, "idf_sents", tuple(sents))
-        return counted
+        """``model_type``, or the default model of ``lang`` (one of the two is set: ``__post_init__`` checks it)."""
+        return self.model_type if self.model_type is not None else model_for_lang(cast(str, self.lang))
 
     def replace(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -196,26 +172,21 @@ class Settings:
             out.append((f.name, str(value) if isinstance(value, os.PathLike) else value))
         return tuple(out)
 
-    def differs_in_idf_only(self, other: Settings) -> bool:
-        """Whether ``other`` gives the same embeddings: it differs from these settings at most in the idf fields,
-        batch size and thread count (a scorer for it may share this one's loaded model and caches)."""
-        ignore = ("batch_size", "nthreads", "idf", "idf_sents")
-        return self.numbers_key(ignore=ignore) == other.numbers_key(ignore=ignore)
-
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
 
     @classmethod
     def keyword_parameters(cls) -> list[inspect.Parameter]:
-        """The settings as keyword parameters, for front doors whose signature must be explicit (evaluate's
-        ``_compute``)."""
+        """The settings as keyword parameters, and ``idf_sents`` (the texts idf is counted over, which the front
+        door takes beside them: settings hold no texts), for front doors whose signature must be explicit
+        (evaluate's ``_compute``)."""
         return [
             inspect.Parameter(
                 f.name, inspect.Parameter.KEYWORD_ONLY, default=None if f.default is MISSING else f.default
             )
             for f in fields(cls)
-        ]
+        ] + [inspect.Parameter("idf_sents", inspect.Parameter.KEYWORD_ONLY, default=None)]
 
     @classmethod
     def from_options(cls, where: str, options: Mapping[str, Any]) -> Settings:

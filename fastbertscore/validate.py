@@ -180,7 +180,13 @@ def _describe(item: object) -> str:
     return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
 
 
-def check_idf_sents(sents: object) -> list[str]:
+def check_idf_sents(sents: object, beside_mapping: bool = False) -> list[str]:
+    """``idf_sents``: a non-empty list of strings, and not beside an idf mapping (``beside_mapping``)."""
+    if beside_mapping:
+        raise ValueError(
+            "idf={token_id: weight} and idf_sents= both say where idf weights come from; give one: the mapping, or "
+            "idf=True with idf_sents= to count them over those sentences"
+        )
     texts = check_texts(sents, "idf_sents")
     if not texts:
         raise ValueError("idf_sents is empty: give the reference sentences to count document frequencies over")
@@ -203,13 +209,26 @@ def check_groups(groups: object, name: str) -> list[list[str]]:
     return out
 
 
-def check_matrix_texts(texts_a: object, texts_b: object) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class Matrix:
+    """``pairwise``'s checked texts: every text of ``a`` (candidates) against every text of ``b`` (references)."""
+
+    a: list[str]
+    b: list[str]
+
+    @property
+    def refs(self) -> list[str]:
+        """The texts idf is counted over unless the caller says otherwise: the references."""
+        return self.b
+
+
+def check_matrix_texts(texts_a: object, texts_b: object) -> Matrix:
     """``pairwise``'s two lists, checked (``texts_b=None``: ``texts_a`` against itself); neither may be empty."""
     a = check_texts(texts_a, "texts_a")
     b = a if texts_b is None else check_texts(texts_b, "texts_b")
     if not a or not b:
         raise ValueError(f"{'texts_a' if not a else 'texts_b'} is empty: give at least one text")
-    return a, b
+    return Matrix(a, b)
 
 
 UTILITIES = ("precision", "recall", "f1")
@@ -217,7 +236,22 @@ UTILITIES = ("precision", "recall", "f1")
 Utility = Literal["precision", "recall", "f1"]
 
 
-def check_mbr(samples: object, references: object, utility: str) -> tuple[list[list[str]], list[list[str]] | None]:
+@dataclass(frozen=True)
+class Samples:
+    """``mbr``'s checked groups of samples, the optional pseudo-reference groups (one per sample group) and the
+    utility averaged."""
+
+    groups: list[list[str]]
+    pseudo: list[list[str]] | None
+    utility: Utility
+
+    @property
+    def refs(self) -> list[str]:
+        """The texts idf is counted over: every pseudo-reference, else every sample."""
+        return [text for group in (self.groups if self.pseudo is None else self.pseudo) for text in group]
+
+
+def check_mbr(samples: object, references: object, utility: str) -> Samples:
     """``mbr``'s sample groups and optional pseudo-reference groups (one per sample group), checked."""
     if utility not in UTILITIES:
         raise ValueError(f"utility={utility!r} is not one of {', '.join(UTILITIES)}")
@@ -225,14 +259,16 @@ def check_mbr(samples: object, references: object, utility: str) -> tuple[list[l
     pseudo = None if references is None else check_groups(references, "references")
     if pseudo is not None and len(pseudo) != len(groups):
         raise ValueError(f"samples has {len(groups)} groups but references has {len(pseudo)}; give one list per group")
-    return groups, pseudo
+    return Samples(groups, pseudo, cast(Utility, utility))
 
 
 __all__ = [
     "UTILITIES",
     "LongInputs",
+    "Matrix",
     "Pairs",
     "Refs",
+    "Samples",
     "Texts",
     "Utility",
     "check_groups",

@@ -29,6 +29,13 @@ def settings_names() -> frozenset[str]:
     return frozenset(fastbertscore.Settings.names())
 
 
+def keyword_names() -> frozenset[str]:
+    """What a front door with an explicit signature takes (evaluate's ``_compute``): the settings and ``idf_sents``."""
+    import fastbertscore
+
+    return frozenset(p.name for p in fastbertscore.Settings.keyword_parameters())
+
+
 @functools.cache
 def known_keywords() -> frozenset[str]:
     """Every keyword the code knows: the parameters it defines, the fields of its records and the keywords it

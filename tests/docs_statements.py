@@ -131,7 +131,7 @@ def first_screen_findings(readme: str) -> list[str]:
 
 def card_findings(names: set[str]) -> list[str]:
     """A metric card's inputs name every option of the module and no other."""
-    accepted = code.settings_names() | {"predictions", "references", "verbose"}
+    accepted = code.keyword_names() | {"predictions", "references", "verbose"}
     found = [f"the card documents {n!r}, which the module does not take" for n in sorted(names - accepted)]
     return found + [f"the card does not document {n!r}" for n in sorted(accepted - names)]
 

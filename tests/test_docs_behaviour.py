@@ -311,12 +311,12 @@ DEFECTS = {
     "17 README: plus every setting": (
         behaviour.flag_claim_findings,
         "**Command line.** `bertscore` takes the `bert-score` CLI's flags with the same meaning, plus every setting:",
-        "all_layers, idf_sents have no flag",
+        "all_layers have no flag",
     ),
     "17 cli.md: every other setting is a flag": (
         behaviour.flag_claim_findings,
         "Every other setting is a flag too, made from `fastbertscore.Settings` (`--device`, `--dtype`).",
-        "all_layers, idf_sents have no flag",
+        "all_layers have no flag",
     ),
     "18 README: works with evaluate.evaluator": (
         behaviour.evaluator_findings,

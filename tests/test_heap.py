@@ -24,7 +24,7 @@ import ctypes, ctypes.util, importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("heap", sys.argv[2])  # the module alone: no torch to import
 heap = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(heap)
-ceiling, keep_under_ceiling, resident_bytes = heap.ceiling, heap.keep_under_ceiling, heap.resident_bytes
+keep_under_ceiling, resident_bytes = heap.keep_under_ceiling, heap.resident_bytes
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
@@ -35,8 +35,7 @@ for block in blocks[:-1]:
     libc.free(block)
 before = resident_bytes()
 limit = {"none": None, "below": lambda: 0, "above": lambda: before + (1 << 30)}[sys.argv[1]]
-with ceiling(limit):
-    keep_under_ceiling()
+keep_under_ceiling(limit)
 print(json.dumps({"before": before, "after": resident_bytes()}))
 """
 

@@ -37,7 +37,7 @@ LAYERS = [
     ("models", ["models"]),
     ("pipeline", ["pipeline"]),
     ("settings and baselines", ["settings", "baselines", "assembly", "idf"]),
-    ("scorer", ["scorer", "matrix", "compute"]),
+    ("scorer", ["scorer", "scorer_attributes", "matrix", "front", "compute"]),
     ("built on the scorer", ["baselines.build", "explanations", "metaeval", "scale", "significance", "integrations"]),
     ("command line and the Space", ["cli", "space"]),
     ("public API", ["", "__main__"]),

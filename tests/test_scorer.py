@@ -63,7 +63,7 @@ def test_a_shared_scorer_is_never_changed_by_later_calls(mt_pairs):
     first keeps its weights (a caller holding it sees the same numbers as before)."""
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
     first = fb.compute(cands, refs, model_type=MINILM, idf=True)
-    held = fb.cached_scorer(fb.Settings(model_type=MINILM, idf=True, idf_sents=refs))
+    held = fb.cached_scorer(fb.Settings(model_type=MINILM, idf=True), refs)
     table = held.weights().table.clone()
     fb.compute(cands, refs[::-1][:3] + refs[3:], model_type=MINILM, idf=True)
     fb.compute(cands[:2], ["x y z", "a b c"], model_type=MINILM, idf=True)

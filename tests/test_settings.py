@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from paths import MINILM
 from tolerances import assert_scores_close
 
@@ -11,7 +12,10 @@ from fastbertscore.settings import Settings
 
 
 def test_an_idf_mapping_with_idf_sents_is_refused_naming_both():
-    for build in (lambda **o: Settings(model_type=MINILM, **o), lambda **o: fb.BERTScorer(model_type=MINILM, **o)):
+    for build in (
+        lambda **o: fb.score(["a cat"], ["a dog"], model_type=MINILM, **o),
+        lambda **o: fb.BERTScorer(model_type=MINILM, **o),
+    ):
         with pytest.raises(ValueError, match=r"idf=\{token_id: weight\} and idf_sents= .* give one"):
             build(idf={7592: 2.0}, idf_sents=["a cat sat", "it rains"])
 
@@ -45,11 +49,13 @@ def test_a_switch_given_something_else_than_a_bool_is_named(name, value):
         fb.score(["The cat sat."], ["A cat sat."], model_type=MINILM, **{name: value})
 
 
-def test_idf_over_counts_over_the_flattened_references_only_when_idf_is_true():
+def test_settings_hold_no_texts_and_idf_is_counted_over_the_flattened_references_only_when_idf_is_true():
     refs = ["a cat", ["it rains", "rain falls"]]
-    assert Settings(model_type=MINILM, idf=True).idf_over(refs).idf_sents == ("a cat", "it rains", "rain falls")
-    assert Settings(model_type=MINILM, idf=False).idf_over(refs).idf_sents is None
-    assert Settings(model_type=MINILM, idf=True, idf_sents=["x"]).idf_over(refs).idf_sents == ("x",)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'idf_sents'"):
+        Settings(model_type=MINILM, idf=True, idf_sents=["x"])  # type: ignore[call-arg]
+    counted = fb.BERTScorer(model_type=MINILM, idf=True, idf_sents=["a cat", "it rains", "rain falls"]).weights()
+    assert torch.equal(fb.cached_scorer(Settings(model_type=MINILM, idf=True), refs).weights().table, counted.table)
+    assert torch.equal(fb.cached_scorer(Settings(model_type=MINILM), refs).weights().table, counted.fallback)
 
 
 def test_numbers_key_ignores_only_what_it_is_told():

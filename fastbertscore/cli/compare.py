@@ -78,11 +78,12 @@ def _read(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[str] | l
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fastbertscore.scorer import BERTScorer
+    from fastbertscore.front import resolve
     from fastbertscore.significance import compare
 
     systems, references = _read(args)  # before any model work
-    scorer = BERTScorer.from_settings(settings_from(args, "bertscore compare").idf_over(references))
+    settings = settings_from(args, "bertscore compare")
+    scorer, _ = resolve(settings, caller="bertscore compare", idf_texts=references, shared=False)
     result = compare(
         systems,
         references,

@@ -56,8 +56,8 @@ def _parse(command: str, argv: list[str]) -> argparse.Namespace:
 
 def _run(args: argparse.Namespace) -> int:
     from fastbertscore import metaeval
+    from fastbertscore.front import resolve
     from fastbertscore.models import layer_registry as registry
-    from fastbertscore.scorer import BERTScorer
 
     if not args.data.is_file():
         raise ValueError(f"--data {args.data} not found")
@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     settings = from_arguments(args, model_type=args.model, all_layers=True)
-    scorer = BERTScorer.from_settings(settings.idf_over(data.refs))
+    scorer, _ = resolve(settings, idf_texts=data.refs, shared=False)
     if getattr(args, "system_level", False):
         return _system_level(args, scorer, data)
     report = metaeval.meta_evaluate(scorer, data, bootstrap=args.bootstrap, seed=args.seed, surface=not args.no_surface)

@@ -24,22 +24,23 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fastbertscore.scorer import BERTScorer
-    from fastbertscore.validate import check_groups
+    from fastbertscore.front import run
+    from fastbertscore.validate import check_groups, check_mbr
 
     check_outputs(args, {"-o": args.out}, {"samples": args.samples, "--references": args.references})
     samples = check_groups(json_lines(args.samples, "samples"), "samples")  # before any model work
     references = (
         None if args.references is None else check_groups(json_lines(args.references, "--references"), "references")
     )
-    scorer = BERTScorer.from_settings(settings_from(args, "bertscore mbr").idf_over(references or samples))
-    result = scorer.mbr(samples, references, utility=args.utility, verbose=args.verbose or len(samples) >= 100)
+    work = check_mbr(samples, references, args.utility)
+    verbose = args.verbose or len(samples) >= 100
+    result = run(work, settings_from(args, "bertscore mbr"), shared=False, verbose=verbose)
     lines = []
     for group, index, utilities in zip(samples, result.index, result.utilities, strict=True):
         values = [None if math.isnan(u) else u for u in utilities.tolist()]  # a group of one: no utility (null)
         lines.append(json.dumps({"index": index, "chosen": group[index], "utilities": values}) + "\n")
     write_atomic(args.out, "".join(lines))  # a killed run leaves the old file or none, never half of one
-    print(f"{scorer.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")
+    print(f"{result.hash} mbr ({args.utility}): {len(samples)} picks written to {args.out}")
     return 0
 
 

@@ -56,16 +56,18 @@ def _refuse_a_file_for_b(argv: list[str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fastbertscore.scorer import BERTScorer
+    from fastbertscore.front import run
+    from fastbertscore.validate import check_matrix_texts
 
     if args.out.suffix.lower() not in (".tsv", ".npy"):
         raise InputError(f"{flag_of(args, 'out', '-o')} {args.out}: the matrix file must end in .tsv or .npy")
     check_outputs(args, {flag_of(args, "out", "-o"): args.out}, {"-a": args.a, "-r": args.b})
     texts_a = file_lines(args.a, "-a")
     texts_b = None if args.b is None else file_lines(args.b, "-r")
-    settings = settings_from(args, "bertscore pairwise").idf_over(texts_a if texts_b is None else texts_b)
-    scorer = BERTScorer.from_settings(settings)
-    P, R, F = scorer.pairwise(texts_a, texts_b, verbose=args.verbose or len(texts_a) >= 200)
+    work = check_matrix_texts(texts_a, texts_b)
+    verbose = args.verbose or len(texts_a) >= 200
+    result = run(work, settings_from(args, "bertscore pairwise"), shared=False, verbose=verbose)
+    P, R, F = result.scores
     matrix = {"precision": P, "recall": R, "f1": F}[args.score]
     if args.out.suffix.lower() == ".npy":
         import numpy as np
@@ -75,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
         write_atomic(args.out, buffer.getvalue())  # a killed run leaves the old file or none, never half of one
     else:
         write_atomic(args.out, "".join("\t".join(f"{x:.6f}" for x in row) + "\n" for row in matrix.tolist()))
-    print(f"{scorer.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
+    print(f"{result.hash} {args.score}: {tuple(matrix.shape)} matrix written to {args.out}")
     return 0
 
 

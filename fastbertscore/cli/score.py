@@ -59,12 +59,13 @@ def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fastbertscore.scorer import BERTScorer
+    from fastbertscore.front import run
+    from fastbertscore.validate import check_pairs
 
     cands, refs = _read_inputs(args)
-    scorer = BERTScorer.from_settings(settings_from(args, "bertscore").idf_over(refs))
-    P, R, F = scorer.score(cands, refs, verbose=args.verbose or len(cands) >= 1000)
-    hashcode = scorer.hash
+    settings = settings_from(args, "bertscore")
+    result = run(check_pairs(cands, refs), settings, shared=False, verbose=args.verbose or len(cands) >= 1000)
+    (P, R, F), hashcode = result.scores, result.hash
     mean = [float(x.mean()) for x in (P, R, F)]
     if args.output == "json":
         out = {"hash": hashcode, "P": mean[0], "R": mean[1], "F1": mean[2]}

@@ -40,7 +40,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def _run(args: argparse.Namespace) -> int:
     from fastbertscore.explanations.explanation import explain
     from fastbertscore.explanations.plot import similarity_figure
-    from fastbertscore.scorer import BERTScorer
+    from fastbertscore.front import resolve
 
     if args.out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError(f"{flag_of(args, 'out', '-f')} {args.out}: the image file must end in .png, .svg or .pdf")
@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
         if not text.strip():  # nothing to draw (the scores of an empty text are 0 by definition)
             raise InputError(f"{flag} is empty: give a text to draw the heatmap of")
     check_outputs(args, {flag_of(args, "out", "-f"): args.out})  # not over --baseline_path, not a folder
-    scorer = BERTScorer.from_settings(settings_from(args, "bertscore-show"))
+    scorer, _ = resolve(settings_from(args, "bertscore-show"), idf_texts=[args.ref], shared=False)
     tokens = explain(args.cand, args.ref, scorer=scorer, level="token")
     write_figure(args.out, similarity_figure(tokens, kind="rescaled" if scorer.rescale_with_baseline else "raw"))
     summary = explain(args.cand, args.ref, scorer=scorer, level=args.level, presence_threshold=args.threshold)

@@ -13,10 +13,9 @@ import torch
 
 from fastbertscore import exact
 from fastbertscore.baselines.table import rescale
-from fastbertscore.compute import cached_scorer
+from fastbertscore.front import resolve
 from fastbertscore.pipeline.tokens import Pieces, pieces
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings
 
 Level = Literal["token", "word", "sentence"]
 
@@ -101,13 +100,7 @@ def explain(
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
     if level not in THRESHOLDS:
         raise ValueError(f"level={level!r} is not one of {', '.join(THRESHOLDS)}")
-    if scorer is None:
-        settings = Settings.from_options("explain()", options)
-        scorer, batch_size = cached_scorer(settings.idf_over([reference])), settings.batch_size
-    elif options:
-        raise TypeError(f"explain() takes either scorer= or settings options, not both (got {', '.join(options)})")
-    else:
-        batch_size = scorer.batch_size
+    scorer, batch_size = resolve(options, scorer=scorer, caller="explain()", idf_texts=[reference])
     if rescaled and not scorer.rescale_with_baseline:
         raise ValueError("rescaled=True needs a scorer that rescales (rescale_with_baseline=True)")
     view = _View(scorer, batch_size, scorer.rescale_with_baseline if rescaled is None else rescaled)

@@ -19,8 +19,9 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities.data import dim_zero_cat
 
-from fastbertscore.compute import cached_scorer
+from fastbertscore.front import checked, run
 from fastbertscore.settings import Settings
+from fastbertscore.validate import check_pairs
 
 #: What :func:`_split` cuts: the joined bytes of texts, or a list of texts.
 Pieces = TypeVar("Pieces", bytes, list[str])
@@ -94,7 +95,7 @@ class BERTScore(Metric):
         if truncation:
             options.setdefault("long_inputs", "truncate")
         model = model_name_or_path if model_name_or_path is not None else options.pop("model_type", None)
-        self.settings = Settings.from_options(
+        self.settings = checked(
             "BERTScore()",
             {
                 "model_type": model,
@@ -156,15 +157,14 @@ class BERTScore(Metric):
         if not preds:
             raise ValueError("compute() before any update(): there is nothing to score")
         refs = flat if all(n == 1 for n in counts) else _split(flat, counts)
-        scorer = cached_scorer(self.settings.idf_over(flat))
-        result = scorer.score_result(preds, refs, verbose=self.verbose, batch_size=self.settings.batch_size)
+        result = run(check_pairs(preds, refs), self.settings, idf_texts=flat, verbose=self.verbose)
         out: dict[str, torch.Tensor | str] = {
             "precision": result.precision.to(self.device),
             "recall": result.recall.to(self.device),
             "f1": result.f1.to(self.device),
         }
         if self.return_hash:
-            out["hash"] = scorer.hash
+            out["hash"] = result.hash
         return out
 
 

@@ -14,19 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import ceiling, keep_under_ceiling
+from fastbertscore.heap import Ceiling, keep_under_ceiling
 from fastbertscore.pipeline.batching import buckets, pad
-from fastbertscore.pipeline.budget import FLOAT_BYTES, Budget
+from fastbertscore.pipeline.budget import FLOAT_BYTES
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import f_measure
-from fastbertscore.pipeline.prepare import Weights, warn_empty
+from fastbertscore.pipeline.prepare import Names, warn_empty
 
 #: Padded candidate tokens per block at most (fewer in a small budget); the reference side gets the rest of a
 #: matching step's entries.
@@ -37,7 +37,8 @@ PAD_SIMILARITY = -1e4
 
 class Embedded:
     """Distinct texts, each embedded once and kept for the call under its budget (in memory, then spilled to
-    local disk): their normalised weights, token counts and which are empty. :meth:`vectors` hands them out."""
+    local disk): their normalised weights, token counts and which are empty, and the call's heap ``ceiling``.
+    :meth:`vectors` hands them out."""
 
     def __init__(
         self,
@@ -45,17 +46,18 @@ class Embedded:
         ids: list[list[int]],
         weights: list[torch.Tensor],
         empty: list[bool],
-        budget: Budget,
         kept: KeptEmbeddings,
+        ceiling: Ceiling,
     ):
-        self.embedder, self.ids, self.weights, self.empty, self.budget, self.kept = (
+        self.embedder, self.ids, self.weights, self.empty, self.kept, self.ceiling = (
             embedder,
             ids,
             weights,
             empty,
-            budget,
             kept,
+            ceiling,
         )
+        self.budget = embedder.budget
         self.lengths = [len(seq) for seq in ids]
         self.n_layers = embedder.n_layers
 
@@ -71,7 +73,8 @@ class Embedded:
             else:
                 found[u] = kept
         if lost:
-            found.update({u: e.float() for u, e in self.embedder.embed(self.ids, lost, self.budget).items()})
+            embedded = self.embedder.embed(self.ids, lost, ceiling=self.ceiling)
+            found.update({u: e.float() for u, e in embedded.items()})
         return [found[u] for u in units]
 
 
@@ -79,18 +82,17 @@ class Embedded:
 def embedded(
     embedder: Embedder,
     texts: list[str],
-    label: Callable[[int], str],
-    weights: Weights,
-    budget: Budget,
+    names: Names,
     *,
     verbose: bool = False,
 ) -> Iterator[Embedded]:
-    """Prepare and embed ``texts`` (distinct) for all-vs-all matching, holding them under ``budget`` while the
-    context lasts; ``label(k)`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings."""
-    prepared = embedder.prepare(texts, weights, label)
+    """Prepare and embed ``texts`` (distinct) for all-vs-all matching with the embedder's weights, holding them
+    under its budget (:meth:`Embedder.for_call`) while the context lasts; ``label(k)`` names text ``k`` as the caller gave it (``texts_a[3]``), for errors and warnings."""
+    prepared = embedder.prepare(texts, names)
+    budget = embedder.budget
     tok = prepared.tok
     empty = [tok.is_empty(k) for k in range(len(texts))]
-    warn_empty(tok, "text(s)", range(len(texts)), label)
+    warn_empty(tok, "text(s)", range(len(texts)), names.label)
     device = embedder.encoder.device
     raw = prepared.weights
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
@@ -98,19 +100,19 @@ def embedded(
     wanted = sorted((k for k in range(len(texts)) if not empty[k]), key=lambda k: -size[k])
     steps = buckets(wanted, [(bytes_,) for bytes_ in size], lambda n, padded: n * padded[0], budget.step_bytes)
     kept = KeptEmbeddings(budget.kept_bytes, device)
-    limit = budget.ceiling(lambda: kept.bytes)
+    limit = budget.ceiling(lambda: kept.bytes)  # checked between steps
+    within = limit if budget.explicit else None  # and within a step only where the user gave the budget
     with (
         torch.inference_mode(),
         kept,
-        ceiling(limit if budget.explicit else None),
         tqdm(total=len(wanted), desc="embedding", unit="text", disable=not verbose) as bar,
     ):
         for step in steps:
-            for k, e in embedder.embed(tok.ids, step, budget, progress=bar).items():
+            for k, e in embedder.embed(tok.ids, step, progress=bar, ceiling=within).items():
                 kept.put(k, e.float())
-            keep_under_ceiling()
+            keep_under_ceiling(limit)
         bar.close()
-        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, budget, kept)
+        yield Embedded(embedder, tok.ids, [w.to(device) for w in normalised], empty, kept, within)
 
 
 def _padded_side(
@@ -190,5 +192,5 @@ def score_matrix(emb: Embedded, rows: list[int], cols: list[int], *, verbose: bo
                     mirrored = scores.transpose(1, 2)[..., [1, 0, 2]]  # (j, i): P and R swap, F stays
                     out[:, torch.tensor(cb).unsqueeze(1), torch.tensor(rb).unsqueeze(0)] = mirrored
                 bar.update(1)
-                keep_under_ceiling()
+                keep_under_ceiling(emb.ceiling)
     return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from fastbertscore.hardware import free_device_memory
-from fastbertscore.heap import resident_bytes
+from fastbertscore.heap import Ceiling, resident_bytes
 
 MB = 1 << 20
 #: Bytes of one embedding coordinate as the pipeline keeps it (float32).
@@ -112,7 +112,7 @@ class Budget:
         steps: the process growing past it is freed heap not handed back (see :mod:`.heap`)."""
         return self.step_bytes + self.match_bytes + self.activation_bytes + kept_in_memory
 
-    def ceiling(self, kept_in_memory: Callable[[], int]) -> Callable[[], int] | None:
+    def ceiling(self, kept_in_memory: Callable[[], int]) -> Ceiling:
         """The resident memory of a process whose call holds ``kept_in_memory()`` bytes of kept embeddings, counted
         from the process's memory as the call starts (``None`` where it cannot be read). Past it, freed heap goes
         back to the OS: within a step only where the user gave the budget (each trim costs the pages faulted in

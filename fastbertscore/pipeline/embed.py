@@ -17,7 +17,7 @@ import torch
 from tqdm.auto import tqdm
 
 from fastbertscore import exact
-from fastbertscore.heap import keep_under_ceiling
+from fastbertscore.heap import Ceiling, keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import Packed, buckets, least_padded
@@ -47,6 +47,7 @@ def encode(
     progress: tqdm | None = None,
     window: WindowSpec | None = None,
     between_batches: BatchHook = None,
+    ceiling: Ceiling = None,
 ) -> dict[int, torch.Tensor]:
     """Embed the sentences ``wanted`` (indices into ``ids``) on the encoder's device.
 
@@ -54,7 +55,7 @@ def encode(
     With ``window``, a sequence longer than ``window.max_length`` is run as overlapping windows (batched with
     everything else) and stitched back to one embedding per token. Longest sequences go first so that an
     out-of-memory error, if any, comes at once. ``between_batches()`` is called before each batch: an exception it
-    raises stops the run (a deadline passed, a request cancelled).
+    raises stops the run (a deadline passed, a request cancelled); after each, the heap is kept under ``ceiling``.
     """
     rows: list[list[int]] = []
     windowed: dict[int, tuple[list[tuple[int, int]], list[int], list[int]]] = {}
@@ -75,6 +76,7 @@ def encode(
         max_tokens=max_tokens,
         progress=live,
         between_batches=between_batches,
+        ceiling=ceiling,
     )
     out: dict[int, torch.Tensor] = {}
     position = 0
@@ -101,6 +103,7 @@ def _run_batches(
     max_tokens: int,
     progress: tqdm | None,
     between_batches: BatchHook = None,
+    ceiling: Ceiling = None,
 ) -> list[torch.Tensor]:
     """Run ``rows`` (token id lists) through the encoder in length-sorted batches; unit-norm outputs in input order.
 
@@ -162,7 +165,7 @@ def _run_batches(
                 out[index] = hidden[row, : lengths[index]]
             if progress is not None:
                 progress.update(len(batch))
-            keep_under_ceiling()
+            keep_under_ceiling(ceiling)
     if rows and int(bad):  # the one wait for the device
         raise ValueError(_not_finite(encoder, int(bad), len(rows)))
     done = [e for e in out if e is not None]

@@ -8,18 +8,19 @@ distinct texts become embeddings (pairs, all-pairs, explanations and ``token_emb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import torch
 from tqdm.auto import tqdm
 
+from fastbertscore.heap import Ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.embed import encode, pad_id_of
-from fastbertscore.pipeline.prepare import Prepared, Weights, check_long, text_weights, warn_unknown
+from fastbertscore.pipeline.prepare import Names, Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec
 from fastbertscore.validate import LongInputs
@@ -41,9 +42,15 @@ class Embedder:
     long_inputs: LongInputs
     cache: EmbeddingStore | None  # an embedding cache (memory, disk or both)
     max_tokens: int  # padded tokens per encoder batch
-    plain: torch.Tensor  # (vocab,) plain weights: 0 for [CLS]/[SEP]-style tokens, 1 for the others
+    weights: Weights  # token weights: plain as built (0 for [CLS]/[SEP]-style tokens, 1 for the others), or a call's
     disk_cache: DiskCache | None = None  # the disk layer of ``cache``, if any (its hit counts and folder)
     memory_mb: int | None = None  # what one call may hold (None: sized to the device); changes no number
+    budget: Budget = field(default_factory=Budget)  # a call's budget (:meth:`for_call`); changes no number
+
+    @property
+    def plain(self) -> torch.Tensor:
+        """``(vocab,)`` plain weights: 0 for [CLS]/[SEP]-style tokens, 1 for the others."""
+        return self.weights.fallback
 
     @property
     def token_limit(self) -> int | None:
@@ -59,9 +66,10 @@ class Embedder:
         """Layers scored at once: ``L + 1`` with all layers, else 1."""
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
-    def budget(self, batch_size: int, between_batches: BatchHook = None) -> Budget:
-        """The budget of one call on this model's device (see :meth:`Budget.for_device`); ``between_batches()`` is
-        called before each encoder batch, and an exception it raises stops the call."""
+    def for_call(self, batch_size: int, idf: torch.Tensor | None = None, between_batches: BatchHook = None) -> Embedder:
+        """This loaded model as one call uses it (caches shared): with the call's budget on its device (see
+        :meth:`Budget.for_device`) and its token weights (``idf``: a ``(vocab,)`` idf table; else plain);
+        ``between_batches()`` is called before each encoder batch, and an exception it raises stops the call."""
         width = self.encoder.width * self.n_layers
         budget = Budget.for_device(
             self.encoder.device,
@@ -70,40 +78,40 @@ class Embedder:
             width=width,
             memory_mb=self.memory_mb,
         )
-        return budget if between_batches is None else replace(budget, between_batches=between_batches)
+        budget = budget if between_batches is None else replace(budget, between_batches=between_batches)
+        return replace(self, budget=budget, weights=self.weighing(idf))
 
-    def prepare(
-        self,
-        texts: list[str],
-        weights: Weights,
-        label: Callable[[int], str],
-        position: Callable[[int], int] | None = None,
-    ) -> Prepared:
+    def weighing(self, idf: torch.Tensor | None) -> Weights:
+        """The token weights of a call that weighs by ``idf`` (``None``: plain), plain ones the fallback."""
+        return Weights(self.plain if idf is None else idf, self.plain)
+
+    def prepare(self, texts: list[str], names: Names) -> Prepared:
         """Tokenize distinct ``texts``, cut or check long ones, warn of those that are mostly the unknown token, and
-        weigh their tokens; ``label(u)`` names text ``u`` in errors, ``position(u)`` orders them as the caller gave
-        them (default: ``u``)."""
+        weigh their tokens by :attr:`weights`; ``names`` says how the caller names each text in errors."""
         with phase("tokenize"):
             tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
             warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
-            check_long(tok, self.max_length, self.long_inputs, label, position)
-        warn_unknown(tok, self.tokenizer, label, position)
+            check_long(tok, self.max_length, self.long_inputs, names)
+        warn_unknown(tok, self.tokenizer, names)
         with phase("weights"):
-            return text_weights(tok, weights, label)
+            return text_weights(tok, self.weights, names)
 
     def embed(
         self,
         ids: Sequence[list[int]],
         wanted: Sequence[int],
-        budget: Budget,
         *,
         progress: tqdm | None = None,
+        ceiling: Ceiling = None,
     ) -> dict[int, torch.Tensor]:
         """Unit-norm embeddings ``{u: (T, D)}`` (``(T, L + 1, D)`` with all layers) of the texts ``wanted``
         (indices into ``ids``, the token ids of distinct texts) on the encoder's device, in encoder batches of
-        ``budget``; through the cache when there is one: caches keep host copies, and a hit is handed back on the
-        encoder's device."""
+        its :attr:`budget`, the heap kept under the call's ``ceiling``; through the cache when there is one: caches keep
+        host copies, and a hit is handed back on the encoder's device."""
+
+        budget = self.budget
 
         def run(units: Sequence[int]) -> dict[int, torch.Tensor]:
             return encode(
@@ -116,6 +124,7 @@ class Embedder:
                 window=self.active_window,
                 progress=progress,
                 between_batches=budget.between_batches,
+                ceiling=ceiling,
             )
 
         if self.cache is None:

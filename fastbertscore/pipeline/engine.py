@@ -18,14 +18,14 @@ from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import ceiling, keep_under_ceiling, trim_above
+from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import Packed, buckets, pad
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
-from fastbertscore.pipeline.prepare import Distinct, Prepared, Weights, warn_empty
+from fastbertscore.pipeline.prepare import Distinct, Names, Prepared, warn_empty
 from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
@@ -53,10 +53,9 @@ class _Texts:
         return min(column.index(u) for column in self.distinct.columns if u in column)
 
 
-def score_pairs(
-    embedder: Embedder, pairs: Pairs, weights: Weights, *, budget: Budget, verbose: bool = False
-) -> torch.Tensor:
-    """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers.
+def score_pairs(embedder: Embedder, pairs: Pairs, *, verbose: bool = False) -> torch.Tensor:
+    """Raw BERTScore of each pair: ``(N, 3)`` holding P, R, F — ``(L + 1, N, 3)`` for all layers — with the
+    embedder's weights, under its budget (:meth:`Embedder.for_call`).
 
     Pairs with an empty candidate or reference score 0 (with a warning). Texts longer than the model's window
     are cut, scored in full through windows or refused, as the embedder's ``long_inputs`` says.
@@ -65,7 +64,8 @@ def score_pairs(
         ValueError: the budget was given (``memory_mb``) and cannot hold the embeddings of the largest pair.
     """
     texts = _Texts(pairs)
-    prepared = embedder.prepare(texts.texts, weights, texts.first_use, texts.position)
+    prepared = embedder.prepare(texts.texts, Names(texts.first_use, texts.position))
+    budget = embedder.budget
     tok = prepared.tok
     warn_empty(tok, "candidate(s)", texts.cand, lambda row: pairs.label("cands", row))
     warn_empty(tok, "reference(s)", texts.ref, lambda row: pairs.label("refs", row))
@@ -97,30 +97,30 @@ def _run(
     weights = prepared.token_weights
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     kept = KeptEmbeddings(budget.kept_bytes, encoder.device)
-    limit = budget.ceiling(lambda: kept.bytes)
+    limit = budget.ceiling(lambda: kept.bytes)  # checked between steps
+    within = limit if budget.explicit else None  # and within a step only where the user gave the budget
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
     with (
         torch.inference_mode(),
         exact.exact_float32(),
         bar,
         kept,
-        ceiling(limit if budget.explicit else None),
     ):
         for step in schedule.steps:
             fresh = set(step.embed)
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
-            emb.update(embedder.embed(tok.ids, missing, budget, progress=bar))
+            emb.update(embedder.embed(tok.ids, missing, progress=bar, ceiling=within))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
                 out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
-                keep_under_ceiling()
+                keep_under_ceiling(within)
             for u in set(step.keep).intersection(missing):
                 kept.put(u, emb[u])
             for u in step.release:
                 kept.drop(u)
             del emb
-            trim_above(limit)  # the next step reuses this one's memory, unless the process grew past the budget
+            keep_under_ceiling(limit)  # the next step reuses this one's memory, unless the process grew past the budget
 
 
 def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:

@@ -43,6 +43,20 @@ class Weights:
 
 
 @dataclass(frozen=True)
+class Names:
+    """How a call names its distinct texts in errors and warnings, passed down as one value: ``label(u)`` names text
+    ``u`` as the caller wrote it (``cands[3]``, ``texts_b[2]``), ``position(u)`` orders the texts as the caller gave
+    them (default: ``u``), so that the first offending input is the one named."""
+
+    label: Callable[[int], str]
+    position: Callable[[int], int] | None = None
+
+    def first(self, units: Sequence[int]) -> int:
+        """The first of ``units`` (non-empty) in the caller's order."""
+        return min(units, key=self.position) if self.position else units[0]
+
+
+@dataclass(frozen=True)
 class Prepared:
     """Distinct texts tokenized once, with each text's unnormalised token weights packed end to end (an empty text
     weighs no token)."""
@@ -81,20 +95,14 @@ class Distinct:
         raise KeyError(u)
 
 
-def check_long(
-    tok: Tokenized,
-    max_length: int,
-    long_inputs: LongInputs,
-    label: Callable[[int], str],
-    position: Callable[[int], int] | None = None,
-) -> None:
-    """With ``"error"``, a ``ValueError`` naming (``label(u)``) the first text longer than ``max_length`` in input
-    order (``position(u)``, default ``u``); with ``"window"``, a log line saying how many go through windows."""
+def check_long(tok: Tokenized, max_length: int, long_inputs: LongInputs, names: Names) -> None:
+    """With ``"error"``, a ``ValueError`` naming the first text longer than ``max_length`` in the caller's order
+    (``names``); with ``"window"``, a log line saying how many go through windows."""
     long = [u for u, ids in enumerate(tok.ids) if len(ids) > max_length]
     if long and long_inputs == "error":
-        first = min(long, key=position) if position else long[0]
+        first = names.first(long)
         raise ValueError(
-            f"{label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
+            f"{names.label(first)} has {len(tok.ids[first])} tokens, more than the model's {max_length}; pass "
             "long_inputs='window' to score it in full or long_inputs='truncate' to cut it as bert-score does"
         )
     if long:
@@ -106,16 +114,16 @@ def check_long(
         )
 
 
-def text_weights(tok: Tokenized, weights: Weights, label: Callable[[int], str]) -> Prepared:
+def text_weights(tok: Tokenized, weights: Weights, names: Names) -> Prepared:
     """``tok`` with each text's unnormalised token weights (empty texts: none), looked up for all texts at once;
-    an idf table missing a token is a ``ValueError`` naming the text as ``label(u)`` gives it."""
+    an idf table missing a token is a ``ValueError`` naming the text as ``names`` does."""
     content = torch.tensor(tok.content_lengths) > 0
     lengths = torch.where(content, tok.lengths, 0)  # empty texts weigh nothing
     flat = tok.flat[torch.repeat_interleave(content, tok.lengths)]
     try:
         flat_weights = token_weights(flat, lengths, weights.table, weights.fallback)
     except MissingWeight as error:
-        raise ValueError(f"{label(error.sentence)}: {error}") from None
+        raise ValueError(f"{names.label(error.sentence)}: {error}") from None
     return Prepared(tok, Packed.of(flat_weights, lengths))
 
 
@@ -143,21 +151,15 @@ def mostly_unknown(tok: Tokenized, unk_id: int | None) -> list[int]:
     return [u for u, (n, content) in enumerate(shares) if content and n > UNKNOWN_SHARE * content]
 
 
-def warn_unknown(
-    tok: Tokenized,
-    tokenizer: PreTrainedTokenizerBase,
-    label: Callable[[int], str],
-    position: Callable[[int], int] | None = None,
-) -> None:
+def warn_unknown(tok: Tokenized, tokenizer: PreTrainedTokenizerBase, names: Names) -> None:
     """One warning for the texts that are mostly the tokenizer's unknown token (:func:`mostly_unknown`), naming
-    the first in input order (``position(u)``, default ``u``) as ``label(u)`` gives it."""
+    the first in the caller's order as ``names`` does."""
     unknown = mostly_unknown(tok, tokenizer.unk_token_id)
     if unknown:
-        first = min(unknown, key=position) if position else unknown[0]
         logger.warning(
             "%d text(s) mostly the unknown token %s (first: %s): %s",
             len(unknown),
             tokenizer.unk_token,
-            label(first),
+            names.label(names.first(unknown)),
             UNKNOWN_SCORES,
         )

@@ -18,9 +18,9 @@ import torch
 import torch.distributed as dist
 
 from fastbertscore.files import read_lines, write_scores
+from fastbertscore.front import checked, resolve, run
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
-from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
@@ -67,16 +67,15 @@ def score_distributed(
     """
     if to not in ("all", "rank0"):
         raise ValueError(f"to={to!r} is not one of all, rank0")
-    settings = settings if settings is not None else Settings.from_options("score_distributed()", options)
+    settings = checked("score_distributed()", settings if settings is not None else options)
     rank, world = dist.get_rank(group), dist.get_world_size(group)
     if settings.dtype == "auto":  # measured on each machine: the ranks take the first rank's answer, so all agree
         chosen = [settings.resolved_dtype if rank == 0 else None]
         dist.broadcast_object_list(chosen, src=dist.get_global_rank(group, 0) if group is not None else 0, group=group)
         settings = settings.replace(dtype=chosen[0])
     pairs = check_pairs(cands, refs)
-    idf = settings.idf is True and settings.idf_sents is None
-    scorer = BERTScorer.from_settings(settings)
-    if idf:
+    scorer, _ = resolve(settings, caller="score_distributed()", shared=False)
+    if settings.idf is True:  # counted over every rank's references: the value each rank's scorer is built with
         lo, hi = shard_bounds(len(pairs.refs), world, rank)
         counts = scorer.document_frequencies(pairs.refs[lo:hi])
         docs = torch.tensor([hi - lo], dtype=torch.int64)
@@ -86,7 +85,9 @@ def score_distributed(
     n = len(pairs.groups)
     lo, hi = shard_bounds(n, world, rank)
     cand_list, ref_list = list(cands), list(refs)
-    local = torch.zeros((0, 3)) if lo == hi else torch.stack(scorer.score(cand_list[lo:hi], ref_list[lo:hi]), dim=-1)
+    local = torch.zeros((0, 3))
+    if lo < hi:
+        local = torch.stack(run(check_pairs(cand_list[lo:hi], ref_list[lo:hi]), scorer=scorer).scores, dim=-1)
     width = max(shard_bounds(n, world, r)[1] - shard_bounds(n, world, r)[0] for r in range(world))
     padded = torch.zeros((width, 3), dtype=torch.float32)
     padded[: hi - lo] = local

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from fastbertscore.files import pairs_from_rows, read_rows, write_scores
+from fastbertscore.front import checked, run
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
 from fastbertscore.scorer import BERTScorer
@@ -74,7 +75,7 @@ class PairScorer:
         cand_column, ref_column = self.columns
         cands = [str(c) for c in batch[cand_column]]
         refs = [r if isinstance(r, str) else [str(x) for x in r] for r in batch[ref_column]]
-        P, R, F = self.scorer.score(cands, refs)
+        P, R, F = run(check_pairs(cands, refs), scorer=self.scorer).scores
         return {**batch, "precision": P.numpy(), "recall": R.numpy(), "f1": F.numpy()}
 
 
@@ -112,7 +113,7 @@ def score_ray_dataset(
         num_gpus = 1 if gpus else 0
     if concurrency is None:
         concurrency = max(1, gpus) if num_gpus else 1
-    Settings.from_options("score_ray_dataset()", scorer_kwargs)  # bad settings fail here, before any actor starts
+    checked("score_ray_dataset()", scorer_kwargs)  # bad settings fail here, before any actor starts
     constructor = {"candidate_column": candidate_column, "reference_column": reference_column, **scorer_kwargs}
     if idf:
         refs = [

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from fastbertscore.compute import cached_scorer
+from fastbertscore.front import run
 from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.scorer import BERTScorer
-from fastbertscore.settings import Settings
+from fastbertscore.signature import Signature
 from fastbertscore.significance.resampling import (
     AR_CONFIDENCE_SAMPLES,
     DEFAULT_SAMPLES,
@@ -176,17 +176,21 @@ def compare(
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
     # Without a test, n_samples counts the resamples of the intervals, as with "bs".
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]
-    if scorer is not None and settings:
-        raise TypeError(f"compare() takes either scorer= or settings options, not both (got {', '.join(settings)})")
-    options = scorer.settings if scorer is not None else Settings.from_options("compare()", settings)
-    if options.all_layers:
-        raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
-    batch_size = scorer.batch_size if scorer is not None else options.batch_size
-    scorer = scorer or cached_scorer(options.idf_over(refs))
-    # (systems, 3, segments)
-    segments = _segment_scores(
-        scorer, outputs, refs, batch_size=batch_size, verbose=verbose, between_batches=between_batches
+    # Pairs go segment by segment, every system's output beside the others, so each reference (and each output two
+    # systems share) is embedded once, in the chunk that needs it; idf is counted over the references once each.
+    cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
+    result = run(
+        check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names]),
+        settings,
+        scorer=scorer,
+        caller="compare()",
+        idf_texts=refs,
+        one_layer="corpus scores and tests are per layer",
+        verbose=verbose,
+        between_batches=between_batches,
     )
+    flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
+    segments = flat.reshape(3, len(refs), len(names)).transpose(2, 0, 1).copy()  # (systems, 3, segments)
     n = len(refs)
     if test == "ar":
         rng = np.random.default_rng(seed)
@@ -216,7 +220,7 @@ def compare(
         test,
         n_samples,
         seed,
-        scorer.signature.short(),
+        cast(Signature, result.signature).short(),
         {name: segments[k] for k, name in enumerate(names)},
     )
 
@@ -254,25 +258,3 @@ def _check(
     for name in names:
         check_pairs(systems[name], references, names=(f"systems[{name!r}]", "references"))
     return names, [list(systems[name]) for name in names], list(references)
-
-
-def _segment_scores(
-    scorer: BERTScorer,
-    outputs: list[list[str]],
-    refs: list[str] | list[Texts],
-    *,
-    batch_size: int,
-    verbose: bool,
-    between_batches: BatchHook,
-) -> np.ndarray:
-    """``(systems, 3, segments)`` P/R/F. Pairs go segment by segment, every system's output beside the others,
-    so each reference (and each output two systems share) is embedded once, in the chunk that needs it."""
-    n_systems = len(outputs)
-    cands = [outputs[s][i] for i in range(len(refs)) for s in range(n_systems)]
-    paired_refs = [refs[i] for i in range(len(refs)) for _ in range(n_systems)]
-    pairs = check_pairs(cands, paired_refs)
-    result = scorer.finish(
-        scorer.raw_scores(pairs, batch_size=batch_size, verbose=verbose, between_batches=between_batches), pairs
-    )
-    flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
-    return flat.reshape(3, len(refs), n_systems).transpose(2, 0, 1).copy()

@@ -36,17 +36,16 @@ from fastbertscore.space.work import Work, check_work, counting_model
 from fastbertscore.validate import check_hub_model_id
 
 
-def settings_for(options: Options, idf_sents: list[str] | None) -> Settings:
+def settings_for(options: Options) -> Settings:
     """The settings of these boxes, checked (the model against the Space's list, the layer and language boxes): no
-    model work."""
+    model work. With idf, the request's references are what it is counted over (:func:`load_scorer`)."""
     model_id = (options.model or "").strip() or DEFAULT_MODEL
     return Settings(
         model_type=check_allowed_model(check_hub_model_id(model_id)),  # a path first: never a folder
         num_layers=inputs.parse_layer(options.layer),
         cache_mb=CACHE_MB,
         lang=inputs.check_lang(options.lang),
-        idf=idf_sents is not None,
-        idf_sents=None if idf_sents is None else tuple(idf_sents),
+        idf=bool(options.idf),
         dtype=cast("DType", options.dtype or "float32"),  # Settings checks it against its choices
     )
 
@@ -82,7 +81,7 @@ def check_pair(candidate: str | None, references: str | None, options: Options |
     """The Pair tab's boxes, checked and their work counted; returns its model step."""
     options = options or Options()
     candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(references)
-    settings = settings_for(options, refs if options.idf else None)
+    settings = settings_for(options)
     work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
     return job(
         functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale), work.notes), settings, work
@@ -92,7 +91,7 @@ def check_pair(candidate: str | None, references: str | None, options: Options |
 def _pair(
     candidate: str, refs: list[str], settings: Settings, do_rescale: bool, notes: tuple[str, ...], hook: BatchHook
 ) -> PairView:
-    scorer, note = load_scorer(settings, rescaled=do_rescale)
+    scorer, note = load_scorer(settings, refs, rescaled=do_rescale)
     rescaled = do_rescale and scorer.rescale_with_baseline
     result = of_kind(scored(scorer, [candidate], [refs], hook), scorer, rescaled)
     best = refs[0] if result.best_reference is None else refs[int(result.best_reference[2][0])]
@@ -132,7 +131,7 @@ def check_file(
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
     inputs.reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
     cands, refs, groups = inputs.batch_pairs(rows_of(file), cand_column, ref_columns)
-    settings = settings_for(options, [r for g in groups for r in g] if options.idf else None)
+    settings = settings_for(options)
     rows = [*range(len(cands)), *(row for row, group in enumerate(groups) for _ in group)]
     texts = [*cands, *(r for g in groups for r in g)]
     work = counted(settings, texts, lambda i: f"row {rows[i] + 1}'s {'candidate' if i < len(cands) else 'reference'}")
@@ -149,7 +148,7 @@ def _file(
     notes: tuple[str, ...],
     hook: BatchHook,
 ) -> BatchView:
-    scorer, note = load_scorer(settings, rescaled=do_rescale)
+    scorer, note = load_scorer(settings, groups, rescaled=do_rescale)
     result = of_kind(scored(scorer, cands, refs, hook), scorer, do_rescale)
     header, rows = tables.batch_table(cands, groups, result)
     summary = tables.with_notes(tables.batch_summary(result, scorer.signature), (note, *notes))
@@ -189,7 +188,7 @@ def check_compare(
     refs = lines_of(ref_file)[1] if ref_file is not None else parse_lines(ref_text)
     systems = gather_systems([lines_of(file) for file in system_files], systems_text)
     check_systems(systems, refs)
-    settings = settings_for(options, refs if options.idf else None)
+    settings = settings_for(options)
     names = [name for name, lines in systems.items() for _ in lines]
     texts = [*refs, *(line for lines in systems.values() for line in lines)]
     n = len(refs)
@@ -211,8 +210,8 @@ def _compare(
     notes: tuple[str, ...],
     hook: BatchHook,
 ) -> CompareView:
-    scorer, note = load_scorer(settings, rescaled=do_rescale)
-    scorer = scorer_of_kind(scorer, do_rescale)
+    scorer, note = load_scorer(settings, refs, rescaled=do_rescale)
+    scorer = scorer_of_kind(scorer, do_rescale, refs)
     result = compare(systems, refs, test=test, n_samples=n_samples, seed=seed, scorer=scorer, between_batches=hook)
     rescaled = scorer.rescale_with_baseline
     summary = tables.with_notes(tables.compare_summary(result, len(refs), rescaled), (note, *notes))
@@ -247,13 +246,13 @@ def check_score(*arguments: object, **named: object) -> Job[dict[str, object]]:
     )
     idf = bool(given["idf"])
     options = Options(given["model"], given["num_layers"], given["lang"], idf, False, given["dtype"])
-    settings = settings_for(options, refs if idf else None)
+    settings = settings_for(options)
     work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
     return job(functools.partial(_score, candidate, refs, settings), settings, work)
 
 
 def _score(candidate: str, refs: list[str], settings: Settings, hook: BatchHook) -> dict[str, object]:
-    scorer, _ = load_scorer(settings)
+    scorer, _ = load_scorer(settings, refs)
     return score_json(of_kind(scored(scorer, [candidate], [refs], hook), scorer, False))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.compute import cached_scorer
+from fastbertscore.front import cached_scorer, run
 from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
@@ -22,7 +22,7 @@ from fastbertscore.settings import Settings
 from fastbertscore.space.bounded import BoundedCache
 from fastbertscore.space.limits import MAX_NOTE_BYTES, MAX_NOTES
 from fastbertscore.space.runner import SpaceError, first_line
-from fastbertscore.validate import check_pairs
+from fastbertscore.validate import Refs, check_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +32,8 @@ NOTES: BoundedCache[str] = BoundedCache(MAX_NOTES, MAX_NOTE_BYTES)
 
 
 def note_key(settings: Settings) -> tuple:
-    """What decides whether ``settings`` have a baseline: every setting but the idf sentences (a request's
-    references, up to megabytes, which no baseline depends on) and those that change no number."""
-    plain = replace(settings, rescale_with_baseline=True, idf=False, idf_sents=None)
+    """What decides whether ``settings`` have a baseline: every setting but idf and those that change no number."""
+    plain = replace(settings, rescale_with_baseline=True, idf=False)
     return plain.numbers_key(ignore=("batch_size", "nthreads"))
 
 
@@ -61,8 +60,9 @@ def unreadable_baseline_note(lang: str, model: str) -> str:
     )
 
 
-def space_scorer(settings: Settings) -> tuple[BERTScorer, str]:
-    """The scorer for ``settings`` (raw ones: ``rescale_with_baseline`` is decided here) and a note.
+def space_scorer(settings: Settings, idf_texts: Refs | None = None) -> tuple[BERTScorer, str]:
+    """The scorer for ``settings`` (raw ones: ``rescale_with_baseline`` is decided here), with idf counted over
+    ``idf_texts`` when the settings ask for idf, and a note.
 
     With a language that has a baseline, the rescaling scorer; else the raw one, and the note says why (empty
     without a language: the Space's own note asks for one). A filesystem or Hub error in the baseline lookup gives
@@ -70,26 +70,25 @@ def space_scorer(settings: Settings) -> tuple[BERTScorer, str]:
     scorer's load). Use :func:`of_kind` to read raw or rescaled numbers.
     """
     if not settings.lang:
-        return cached_scorer(settings), ""
+        return cached_scorer(settings, idf_texts), ""
     rescaling = replace(settings, rescale_with_baseline=True)
     key = note_key(settings)
     note = NOTES.get(key)
     if note is None:
         try:
-            return cached_scorer(rescaling), ""
+            return cached_scorer(rescaling, idf_texts), ""
         except BaselineError:
             note = no_baseline_note(settings.lang, settings.model_type_or_default)
             NOTES.put(key, note)
         except OSError:  # the lookup's files or the Hub failed (a full disk, a permission): not kept, asked again
             logger.warning("the baseline of %s could not be read", key, exc_info=True)
             note = unreadable_baseline_note(settings.lang, settings.model_type_or_default)
-    return cached_scorer(settings), note
+    return cached_scorer(settings, idf_texts), note
 
 
 def scored(scorer: BERTScorer, cands: list[str], refs: list[str] | list[list[str]], hook: BatchHook) -> ScoreResult:
     """``scorer.score_result(cands, refs)``, its encoder batches calling ``hook`` (the model thread's deadline)."""
-    pairs = check_pairs(cands, refs)
-    return scorer.finish(scorer.raw_scores(pairs, between_batches=hook), pairs)
+    return run(check_pairs(cands, refs), scorer=scorer, between_batches=hook)
 
 
 @contextlib.contextmanager
@@ -111,11 +110,12 @@ def loading(model_id: str) -> Iterator[None]:
         raise SpaceError(f"Could not load the model {model_id!r} just now; the server's log says why") from None
 
 
-def load_scorer(settings: Settings, rescaled: bool = False) -> tuple[BERTScorer, str]:
+def load_scorer(settings: Settings, idf_texts: Refs | None = None, rescaled: bool = False) -> tuple[BERTScorer, str]:
     """The Space's scorer for ``settings`` (it rescales where the language has a baseline: raw requests read the
-    raw numbers of the same result) and a note when rescaled numbers were asked for but cannot be shown."""
+    raw numbers of the same result; with idf, counted over ``idf_texts``, the request's references) and a note when
+    rescaled numbers were asked for but cannot be shown."""
     with loading(settings.model_type_or_default):
-        scorer, note = space_scorer(settings)
+        scorer, note = space_scorer(settings, idf_texts)
     if not rescaled:
         return scorer, ""
     return scorer, note or ("" if settings.lang else "Only raw scores: rescaling needs a language (e.g. en).")
@@ -134,9 +134,9 @@ def raw_hash(scorer: BERTScorer) -> str:
     return scorer.signature.raw().hash
 
 
-def scorer_of_kind(scorer: BERTScorer, rescaled: bool) -> BERTScorer:
-    """``scorer``, or its raw twin where raw numbers are asked of a rescaling scorer: for work that reads the
-    scorer's own kind of score (``compare``), not a :class:`ScoreResult`."""
+def scorer_of_kind(scorer: BERTScorer, rescaled: bool, idf_texts: Refs | None = None) -> BERTScorer:
+    """``scorer``, or its raw twin where raw numbers are asked of a rescaling scorer (idf counted over the same
+    ``idf_texts``): for work that reads the scorer's own kind of score (``compare``), not a :class:`ScoreResult`."""
     if rescaled or not scorer.rescale_with_baseline:
         return scorer
-    return cached_scorer(replace(scorer.settings, rescale_with_baseline=False))
+    return cached_scorer(replace(scorer.settings, rescale_with_baseline=False), idf_texts)

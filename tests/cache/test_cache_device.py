@@ -17,6 +17,7 @@ import torch
 import fastbertscore as fb
 from fastbertscore.cache.memory import EmbeddingCache
 from fastbertscore.pipeline.allpairs import embedded
+from fastbertscore.pipeline.prepare import Names
 
 TEXTS = ["The cat sat on the mat.", "A dog ran across the road.", "It was raining at the station."]
 
@@ -32,8 +33,8 @@ def _filled(tiny_model, tmp_path, kind: str):
     options = {"memory": {"cache_mb": 8}, "disk": {"cache_dir": str(tmp_path)}}
     options["both"] = {**options["memory"], **options["disk"]}
     scorer = fb.BERTScorer(model_type=tiny_model("bert"), num_layers=2, **options[kind])
-    ids = scorer.embedder.prepare(TEXTS, scorer.weights(), str).tok.ids
-    on_cpu = scorer.embedder.embed(ids, range(len(TEXTS)), scorer.embedder.budget(4))
+    ids = scorer.embedder.prepare(TEXTS, Names(str)).tok.ids
+    on_cpu = scorer.embedder.for_call(4).embed(ids, range(len(TEXTS)))
     return scorer, ids, on_cpu
 
 
@@ -42,7 +43,7 @@ def test_cache_hits_come_back_on_the_encoders_device(tiny_model, tmp_path, kind)
     scorer, ids, on_cpu = _filled(tiny_model, tmp_path, kind)
     if kind != "disk":
         assert all(scorer.cache.get(ids[u]).device.type == "cpu" for u in range(len(TEXTS))), "kept on the host"
-    hits = _on_meta(scorer.embedder).embed(ids, range(len(TEXTS)), scorer.embedder.budget(4))
+    hits = _on_meta(scorer.embedder.for_call(4)).embed(ids, range(len(TEXTS)))
     for u in range(len(TEXTS)):
         assert hits[u].device.type == "meta", f"text {u}: a cache hit came back on {hits[u].device}"
         assert hits[u].shape == on_cpu[u].shape
@@ -50,8 +51,7 @@ def test_cache_hits_come_back_on_the_encoders_device(tiny_model, tmp_path, kind)
 
 def test_all_pairs_embeddings_stay_on_the_encoders_device(tiny_model, tmp_path):
     scorer, _, _ = _filled(tiny_model, tmp_path, "memory")
-    meta = _on_meta(scorer.embedder)
-    with embedded(meta, TEXTS, TEXTS.__getitem__, scorer.weights(), meta.budget(4)) as emb:
+    with embedded(_on_meta(scorer.embedder.for_call(4)), TEXTS, Names(TEXTS.__getitem__)) as emb:
         assert [v.device.type for v in emb.vectors(range(len(TEXTS)))] == ["meta"] * len(TEXTS)
         assert [w.device.type for w in emb.weights] == ["meta"] * len(TEXTS)
 

@@ -3,6 +3,7 @@ each distinct text is embedded once whatever the order and size of the input."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -45,6 +46,11 @@ def distinct_tokens(scorer, texts):
     return sum(len(ids) for ids in scorer.tokenizer([t.strip() for t in set(texts)])["input_ids"])
 
 
+def under(scorer, budget):
+    """The scorer's loaded model as a call under ``budget`` uses it."""
+    return dataclasses.replace(scorer.embedder, budget=budget)
+
+
 @pytest.fixture(scope="module")
 def scorer(minilm_path):
     return fb.BERTScorer(model_type=minilm_path, num_layers=3)
@@ -71,11 +77,11 @@ def test_each_distinct_text_is_embedded_once_in_any_order_and_budget(scorer, mt_
         refs = [[refs[i], refs[(i + 7) % n], refs[(i + 13) % n]] for i in range(n)]
     pairs = check_pairs(cands, refs)
     flat_refs = [r for group in refs for r in ([group] if isinstance(group, str) else group)]
-    whole = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget())
+    whole = score_pairs(under(scorer, Budget()), pairs)
     # ~4 MB of embeddings a call: many steps, most kept embeddings spilled to disk
     small = Budget(batch_size=5, max_tokens=200, memory_bytes=4 * MB)
     with TokenCounter(scorer) as counter:
-        tiny = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=small)
+        tiny = score_pairs(under(scorer, small), pairs)
     assert counter.tokens == distinct_tokens(scorer, cands + flat_refs)
     assert_scores_close(whole.unbind(-1), tiny.unbind(-1))
 
@@ -92,9 +98,7 @@ def test_spilled_embeddings_are_not_embedded_again(scorer, mt_pairs, caplog):
     steps need again and which outgrow the kept share (half of 2 MB), so some wait on disk and come back from it
     (bit for bit: tests/cache/test_spill.py) instead of being embedded again."""
     long, refs, pairs = fan_out(mt_pairs)
-    run = lambda memory: score_pairs(
-        scorer.embedder, pairs, scorer.weights(), budget=Budget(batch_size=8, max_tokens=400, memory_bytes=memory)
-    )
+    run = lambda memory: score_pairs(under(scorer, Budget(batch_size=8, max_tokens=400, memory_bytes=memory)), pairs)
     with caplog.at_level(logging.INFO, logger="fastbertscore.cache.spill"), TokenCounter(scorer) as counter:
         spilled = run(2 * MB)
     assert any("MB spilled to disk, 0 text(s) to embed again" in r.message for r in caplog.records)
@@ -109,18 +113,18 @@ def test_a_folder_that_cannot_be_written_costs_time_never_a_score(scorer, mt_pai
     long, refs, pairs = fan_out(mt_pairs)
     budget = Budget(batch_size=8, max_tokens=400, memory_bytes=2 * MB)
     with caplog.at_level(logging.WARNING), TokenCounter(scorer) as counter:
-        broken = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)
+        broken = score_pairs(under(scorer, budget), pairs)
     warnings = [r for r in caplog.records if "cannot spill" in r.message]
     assert len(warnings) == 1  # said once
     assert counter.tokens > distinct_tokens(scorer, long + refs)  # the candidates were embedded again
     monkeypatch.undo()
-    assert (broken == score_pairs(scorer.embedder, pairs, scorer.weights(), budget=budget)).all()
+    assert (broken == score_pairs(under(scorer, budget), pairs)).all()
 
 
 def test_no_spill_folder_outlives_the_call(scorer, mt_pairs, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     pairs = fan_out(mt_pairs)[2]
-    score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget(batch_size=8, memory_bytes=2 * MB))
+    score_pairs(under(scorer, Budget(batch_size=8, memory_bytes=2 * MB)), pairs)
     assert not list(tmp_path.glob(f"{PREFIX}*"))
 
 
@@ -147,10 +151,8 @@ def test_a_given_budget_that_holds_the_pair_is_enough_past_the_step_cap(scorer, 
     long = " ".join(refs[:30])  # 0.75 MB of embeddings at 512 tokens
     pairs = check_pairs([cands[0], cands[1]], [refs[0], long])
     capped = Budget(batch_size=8, memory_bytes=4 * MB, step_cap=MB // 4, explicit=True)
-    ours = score_pairs(scorer.embedder, pairs, scorer.weights(), budget=capped)
-    assert_scores_close(
-        ours.unbind(-1), score_pairs(scorer.embedder, pairs, scorer.weights(), budget=Budget()).unbind(-1)
-    )
+    ours = score_pairs(under(scorer, capped), pairs)
+    assert_scores_close(ours.unbind(-1), score_pairs(under(scorer, Budget()), pairs).unbind(-1))
 
 
 def test_the_default_budget_follows_the_device_and_a_given_one_is_kept():

@@ -28,8 +28,8 @@ def test_a_note_is_not_kept_per_idf_sentence_list():
     big = "A reference of a request. " * 20_000
     keys = set()
     for k in range(3):
-        settings = fb.Settings(model_type=MINILM, lang="xy", idf=True, idf_sents=[f"{big} {k}"])
-        assert "language 'xy'" in space.space_scorer(settings)[1]
+        settings = fb.Settings(model_type=MINILM, lang="xy", idf=True)
+        assert "language 'xy'" in space.space_scorer(settings, [f"{big} {k}"])[1]
         keys.add(space.note_key(settings))
     assert len(keys) == 1 and keys <= set(space.NOTES) and all(big not in repr(key) for key in space.NOTES)
 
