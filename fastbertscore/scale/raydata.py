@@ -21,10 +21,9 @@ import numpy as np
 import torch
 
 from fastbertscore.files import pairs_from_rows, read_rows, write_scores
-from fastbertscore.front import checked, run
+from fastbertscore.front import checked, resolve, run
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
-from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
@@ -66,8 +65,8 @@ class PairScorer:
             cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
             if cpus:
                 torch.set_num_threads(max(1, int(cpus)))
-        self.scorer = BERTScorer(idf=doc_freq is not None, **scorer_kwargs)
-        if doc_freq is not None and num_docs is not None:
+        self.scorer, _ = resolve({"idf": doc_freq is not None, **scorer_kwargs}, caller="PairScorer()", shared=False)
+        if doc_freq is not None and num_docs is not None:  # counted over every reference on the driver: the value
             counts = torch.as_tensor(np.asarray(doc_freq), dtype=torch.int64)
             self.scorer = self.scorer.with_idf(IdfWeights.from_counts(counts, int(num_docs)))
 
@@ -83,7 +82,7 @@ def reference_document_frequencies(refs: Refs, **scorer_kwargs: Any) -> tuple[np
     """``(doc_freq, num_docs)`` over all references (a list of strings or of lists of strings), counted with
     the model's tokenizer and length limit exactly as a single-process ``score(..., idf=True)`` counts them."""
     flat = [r for group in refs for r in ([group] if isinstance(group, str) else group)]
-    scorer = BERTScorer(device="cpu", **scorer_kwargs)
+    scorer, _ = resolve({**scorer_kwargs, "device": "cpu"}, caller="reference_document_frequencies()", shared=False)
     return scorer.document_frequencies(flat).numpy(), len(flat)
 
 
@@ -148,7 +147,7 @@ def score_with_ray(
 ) -> Scores:
     """``(P, R, F)`` in input order, scored by Ray actors; inputs are checked on the driver first.
 
-    ``scorer_kwargs`` go to :class:`~fastbertscore.BERTScorer` (``model_type``, ``num_layers``, ``dtype``...).
+    ``scorer_kwargs`` are fields of :class:`~fastbertscore.Settings` (``model_type``, ``num_layers``, ``dtype``...).
     Requires a running Ray (``ray.init()``).
     """
     import ray
