@@ -118,15 +118,8 @@ def _run_batches(
     batch_size = forced or batch_size
     lengths = [len(seq) for seq in rows]
     packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
-    order = sorted(range(len(rows)), key=lambda i: -lengths[i])
     out: list[torch.Tensor | None] = [None] * len(rows)
-    if forced:  # a forced size means batches of exactly that many
-        sizes = [(length,) for length in lengths]
-        batches = buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size)
-    else:
-        cuts = least_padded([lengths[i] for i in order], batch_size, max_tokens)
-        batches = (order[start:end] for start, end in cuts)
-    pending = deque(batches)
+    pending = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with exact.exact_float32():
@@ -142,21 +135,8 @@ def _run_batches(
                     input_ids, mask = _on_device(*packed.padded(batch, pad_id), device)
                     hidden = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
-                if len(batch) == 1:
-                    raise torch.cuda.OutOfMemoryError(_too_long(device, lengths[batch[0]], batch_size)) from None
-                if cap == batch_size:  # logged once per call, at the first halving
-                    logger.warning(
-                        "out of memory on %s with %d texts of up to %d tokens in one batch; halving the batch "
-                        "and going on with at most %d texts per batch (batch_size=%d)",
-                        device,
-                        len(batch),
-                        lengths[batch[0]],
-                        (len(batch) + 1) // 2,
-                        batch_size,
-                    )
-                cap = (len(batch) + 1) // 2
+                cap = _halved(device, len(batch), lengths[batch[0]], batch_size, first=cap == batch_size)
                 pending.appendleft(batch)
-                _release(device)
                 continue
             # A unit-norm vector's entries lie in [-1, 1], so its sum is finite unless one of them is not (a zero,
             # infinite or NaN hidden state normalises to NaN or inf): one reduction instead of a mask per entry.
@@ -172,6 +152,35 @@ def _run_batches(
     if len(done) != len(rows):
         raise RuntimeError(f"{len(rows) - len(done)} of {len(rows)} rows got no embedding")  # a bug of ours, not input
     return done
+
+
+def _batches(lengths: list[int], batch_size: int, max_tokens: int, *, forced: bool) -> list[list[int]]:
+    """Rows (their ``lengths``) in encoder batches, longest first: cut where they pad least, or, at a forced batch
+    size, greedily into batches of exactly that many (within ``max_tokens``)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    if forced:
+        sizes = [(length,) for length in lengths]
+        return list(buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size))
+    return [order[start:end] for start, end in least_padded([lengths[i] for i in order], batch_size, max_tokens)]
+
+
+def _halved(device: torch.device, texts: int, longest: int, batch_size: int, *, first: bool) -> int:
+    """The batch size to go on with after a batch of ``texts`` (the longest ``longest`` tokens) ran out of memory on
+    ``device``: half of it, said once per call (``first``); one text alone that does not fit is a clear error."""
+    if texts == 1:
+        raise torch.cuda.OutOfMemoryError(_too_long(device, longest, batch_size)) from None
+    if first:
+        logger.warning(
+            "out of memory on %s with %d texts of up to %d tokens in one batch; halving the batch and going on "
+            "with at most %d texts per batch (batch_size=%d)",
+            device,
+            texts,
+            longest,
+            (texts + 1) // 2,
+            batch_size,
+        )
+    _release(device)
+    return (texts + 1) // 2
 
 
 def _on_device(input_ids: torch.Tensor, mask: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
