@@ -183,11 +183,19 @@ def compare(
         raise ValueError("compare() needs one layer: corpus scores and tests are per layer; drop all_layers=True")
     batch_size = scorer.batch_size if scorer is not None else options.batch_size
     scorer = scorer or cached_scorer(options.idf_over(refs))
-    # (systems, 3, segments)
-    segments = _segment_scores(
-        scorer, outputs, refs, batch_size=batch_size, verbose=verbose, between_batches=between_batches
-    )
-    n = len(refs)
+    hook = between_batches
+    segments = _segment_scores(scorer, outputs, refs, batch_size=batch_size, verbose=verbose, between_batches=hook)
+    per_system = {name: segments[k] for k, name in enumerate(names)}  # each (3, segments)
+    results = _system_scores(segments, names, test, n_samples, seed)
+    return Comparison(results, test, n_samples, seed, scorer.signature.short(), per_system)
+
+
+def _system_scores(
+    segments: np.ndarray, names: list[str], test: Test | None, n_samples: int, seed: int | None
+) -> tuple[SystemScore, ...]:
+    """Each system's corpus P, R and F with 95% intervals and, but for the baseline (system 0), the p-value of
+    ``test`` on F1 against it; ``segments`` is (systems, 3, segments)."""
+    n = segments.shape[2]
     if test == "ar":
         rng = np.random.default_rng(seed)
         masks = randomization_masks(n, n_samples, rng)
@@ -211,14 +219,7 @@ def compare(
             p = randomization[k - 1]
         mean = [float(segments[k, c].mean()) for c in range(3)]
         results.append(SystemScore(name, (mean[0], mean[1], mean[2]), (ci[0], ci[1], ci[2]), p))
-    return Comparison(
-        tuple(results),
-        test,
-        n_samples,
-        seed,
-        scorer.signature.short(),
-        {name: segments[k] for k, name in enumerate(names)},
-    )
+    return tuple(results)
 
 
 def _check(
