@@ -201,27 +201,20 @@ def _free(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def bare_encoder_seconds(scorer, texts: list[str], device: str) -> tuple[float, int]:
-    """The encoder alone over the same length-sorted batches the scorer makes: seconds and real tokens."""
+def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str], device: str) -> tuple[float, int]:
+    """The Hugging Face forward pass alone (the model cut at ``layer``) over the distinct texts, longest first in
+    batches of 64: seconds and real tokens."""
     import torch
+    from transformers import AutoModel, AutoTokenizer
 
-    from fastbertscore import exact
-    from fastbertscore.pipeline.batching import buckets, pad
-    from fastbertscore.pipeline.embed import pad_id_of
-
-    embedder = scorer.embedder
-    ids = embedder.tokenizer(sorted(set(texts)), truncation=True, max_length=embedder.max_length)["input_ids"]
-    lengths = [len(x) for x in ids]
-    order = sorted(range(len(ids)), key=lambda i: -lengths[i])
-    budget = embedder.for_call(64).budget
-    batches = []
-    batches_of = buckets(order, lambda i: (lengths[i],), lambda n, padded: n * padded[0], budget.max_tokens, 64)
-    for batch in batches_of:
-        input_ids, mask = pad([torch.tensor(ids[i]) for i in batch], pad_id_of(embedder.tokenizer))
-        batches.append((input_ids.to(device), mask.long().to(device)))
-    with torch.inference_mode(), exact.exact_float32():
-        seconds, _, _ = _timed(device, lambda: [embedder.encoder(a, m) for a, m in batches])
-    return seconds, sum(lengths)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder, num_hidden_layers=layer, dtype=getattr(torch, dtype)).to(device).eval()
+    ids = sorted(tokenizer(sorted(set(texts)), truncation=True)["input_ids"], key=len, reverse=True)
+    padded = [tokenizer.pad({"input_ids": ids[k : k + 64]}, return_tensors="pt") for k in range(0, len(ids), 64)]
+    batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
+    with torch.inference_mode():
+        seconds, _, _ = _timed(device, lambda: [model(input_ids=a, attention_mask=m) for a, m in batches])
+    return seconds, sum(len(x) for x in ids)
 
 
 def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str], device: str) -> list[dict]:
@@ -247,7 +240,7 @@ def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str]
         ours.score(*warm)
         results[dtype] = _timed(device, lambda s=ours: s.score(cands, refs)[2].float().cpu())
         if len(cands) <= CEILING_UP_TO:
-            bare, tokens = bare_encoder_seconds(ours, cands + refs, device)
+            bare, tokens = bare_encoder_seconds(folder, layer, dtype, cands + refs, device)
             rows.append({"dtype": dtype, "bare_tokens_per_s": tokens / bare, "tokens": tokens})
         del ours
         _free(device)

@@ -89,16 +89,7 @@ def build(
         name = baseline_model_name(model)
     else:
         relpath = relpath_of_id(lang, name)
-    settings = BuildSettings(
-        name,
-        lang,
-        Path(corpus).name,
-        sha256_of(corpus),
-        len(sentences),
-        pairs,
-        seed,
-        block,
-    )
+    settings = BuildSettings(name, lang, Path(corpus).name, sha256_of(corpus), len(sentences), pairs, seed, block)
     checkpoint = Path(checkpoint) if checkpoint else Path(out_root) / f".{relpath.replace('/', '__')}.checkpoint.json"
     outputs = {"the table": Path(out_root) / relpath, "the manifest": Path(out_root) / manifest.MANIFEST}
     refuse_overwriting_inputs({**outputs, "the checkpoint": checkpoint}, {"the corpus": corpus})
@@ -107,19 +98,35 @@ def build(
     scorer = BERTScorer(model_type=model, all_layers=True, batch_size=batch_size, device=device)
     with tqdm(total=pairs, initial=state["done"], desc="baseline pairs", disable=not verbose) as bar:
         while state["done"] < pairs:
-            chunk = index[state["done"] : state["done"] + block]
-            P, R, F = scorer.score([sentences[c] for c, _ in chunk], [sentences[r] for _, r in chunk])
-            scores = torch.stack((P, R, F), dim=-1).to(torch.float64)  # (L + 1, n, 3)
-            state["sum"] = _add(state["sum"], scores.sum(1))
-            state["sumsq"] = _add(state["sumsq"], (scores**2).sum(1))
-            state["done"] += len(chunk)
-            write_atomic(checkpoint, json.dumps(state))
-            bar.update(len(chunk))
+            done = _score_block(scorer, sentences, index[state["done"] : state["done"] + block], state, checkpoint)
+            bar.update(done)
             if on_checkpoint is not None:
                 on_checkpoint(state["done"])
+    path = _write_table(Path(out_root), relpath, settings, state)
+    checkpoint.unlink(missing_ok=True)
+    return path
+
+
+def _score_block(
+    scorer: BERTScorer, sentences: list[str], chunk: list[tuple[int, int]], state: dict, checkpoint: Path
+) -> int:
+    """Score one block of pairs at every layer, add its sums to ``state`` and checkpoint it; return its size."""
+    P, R, F = scorer.score([sentences[c] for c, _ in chunk], [sentences[r] for _, r in chunk])
+    scores = torch.stack((P, R, F), dim=-1).to(torch.float64)  # (L + 1, n, 3)
+    state["sum"] = _add(state["sum"], scores.sum(1))
+    state["sumsq"] = _add(state["sumsq"], (scores**2).sum(1))
+    state["done"] += len(chunk)
+    write_atomic(checkpoint, json.dumps(state))
+    return len(chunk)
+
+
+def _write_table(out_root: Path, relpath: str, settings: BuildSettings, state: dict) -> Path:
+    """The ``LAYER,P,R,F`` table of the means in ``state`` and its manifest entry (with the largest standard error
+    of F); return the table's path."""
+    pairs = settings.pairs
     mean = torch.tensor(state["sum"]) / pairs
     stderr = ((torch.tensor(state["sumsq"]) / pairs - mean**2).clamp(min=0) / max(pairs - 1, 1)).sqrt()
-    path = Path(out_root) / relpath
+    path = out_root / relpath
     rows = ["LAYER,P,R,F"] + [
         f"{layer}," + ",".join(repr(float(x)) for x in mean[layer]) for layer in range(mean.shape[0])
     ]
@@ -134,7 +141,6 @@ def build(
         **_versions(),
         date=date.today().isoformat(),
     )
-    checkpoint.unlink(missing_ok=True)
     logger.info("wrote %s (largest standard error of F: %.2g)", path, float(stderr[:, 2].max()))
     return path
 

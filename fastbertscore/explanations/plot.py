@@ -196,6 +196,26 @@ def _label_cells(ax: Axes, rows: list[str], cols: list[str], font: float, tall: 
         )
 
 
+def _axis_titles(ax: Axes, box: _Box, xlabel: str, ylabel: str, tall: bool, wide: bool) -> None:
+    """Axis titles placed from the measured labels (see :func:`_layout`), so drawing does not measure hundreds of
+    tick labels again to place them. A long side's title sits at its start, where a box that scrolls shows it first
+    (at the middle of a 5,000-pixel side it was out of sight)."""
+    if tall:
+        ax.xaxis.set_label_position("top")
+    ax.set_xlabel(xlabel, loc="left" if wide else "center")
+    ax.set_ylabel(ylabel, loc="top" if tall else "center")
+    ax.xaxis.set_label_coords(0.0 if wide else 0.5, box.xlabel_y)
+    ax.yaxis.set_label_coords(box.ylabel_x, 1.0 if tall else 0.5)
+
+
+def _annotate(ax: Axes, sim: np.ndarray) -> None:
+    """Each cell's value written in it (white on dark cells)."""
+    for i in range(sim.shape[0]):
+        for j in range(sim.shape[1]):
+            color = "w" if sim[i, j] > 0.6 else "k"
+            ax.text(j, i, f"{sim[i, j]:.2f}", ha="center", va="center", fontsize=7, color=color)
+
+
 def similarity_figure(explanation: Explanation, *, annotate: bool | None = None, kind: str | None = None) -> Figure:
     """A matplotlib ``Figure`` of the similarity matrix of a token-level :class:`Explanation`.
 
@@ -234,27 +254,9 @@ def similarity_figure(explanation: Explanation, *, annotate: bool | None = None,
         interpolation="nearest",
     )
     _label_cells(ax, rows.labels, cols.labels, font, tall)  # the reference's on top when tall: seen unscrolled
-    # A long side's axis title sits at its start, where a box that scrolls shows it first (at the middle of a
-    # 5,000-pixel side it was out of sight). Titles are placed from the measured labels (see _layout), so
-    # drawing does not measure hundreds of tick labels again to place them.
-    if tall:
-        ax.xaxis.set_label_position("top")
-    ax.set_xlabel(f"Reference ({cols.unit})", loc="left" if wide else "center")
-    ax.set_ylabel(f"Candidate ({rows.unit})", loc="top" if tall else "center")
-    ax.xaxis.set_label_coords(0.0 if wide else 0.5, box.xlabel_y)
-    ax.yaxis.set_label_coords(box.ylabel_x, 1.0 if tall else 0.5)
+    _axis_titles(ax, box, f"Reference ({cols.unit})", f"Candidate ({rows.unit})", tall, wide)
     ax.set_title(title, loc=box.title_loc, y=box.title_y, pad=0)
     if annotate if annotate is not None else sim.size <= 400:
-        for i in range(sim.shape[0]):
-            for j in range(sim.shape[1]):
-                ax.text(
-                    j,
-                    i,
-                    f"{sim[i, j]:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="w" if sim[i, j] > 0.6 else "k",
-                )
+        _annotate(ax, sim)
     fig.colorbar(image, cax=fig.add_axes(box.colorbar), label=f"similarity{suffix}")
     return fig

@@ -191,7 +191,17 @@ def compare(
     )
     flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
     segments = flat.reshape(3, len(refs), len(names)).transpose(2, 0, 1).copy()  # (systems, 3, segments)
-    n = len(refs)
+    per_system = {name: segments[k] for k, name in enumerate(names)}  # each (3, segments)
+    results = _system_scores(segments, names, test, n_samples, seed)
+    return Comparison(results, test, n_samples, seed, cast(Signature, result.signature).short(), per_system)
+
+
+def _system_scores(
+    segments: np.ndarray, names: list[str], test: Test | None, n_samples: int, seed: int | None
+) -> tuple[SystemScore, ...]:
+    """Each system's corpus P, R and F with 95% intervals and, but for the baseline (system 0), the p-value of
+    ``test`` on F1 against it; ``segments`` is (systems, 3, segments)."""
+    n = segments.shape[2]
     if test == "ar":
         rng = np.random.default_rng(seed)
         masks = randomization_masks(n, n_samples, rng)
@@ -215,14 +225,7 @@ def compare(
             p = randomization[k - 1]
         mean = [float(segments[k, c].mean()) for c in range(3)]
         results.append(SystemScore(name, (mean[0], mean[1], mean[2]), (ci[0], ci[1], ci[2]), p))
-    return Comparison(
-        tuple(results),
-        test,
-        n_samples,
-        seed,
-        cast(Signature, result.signature).short(),
-        {name: segments[k] for k, name in enumerate(names)},
-    )
+    return tuple(results)
 
 
 def _check(

@@ -24,10 +24,6 @@ from fastbertscore.space.allowed import (
 from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.handlers import (
-    check_compare,
-    check_file,
-    check_pair,
-    check_score,
     compare_systems,
     score,
     score_file,
@@ -75,7 +71,7 @@ from fastbertscore.space.models import (
     scorer_of_kind,
     space_scorer,
 )
-from fastbertscore.space.runner import SpaceError, hide_paths, on_model_thread
+from fastbertscore.space.runner import Job, SpaceError, hide_paths, on_model_thread
 from fastbertscore.space.systems import EMPTY_LINE, check_systems, gather_systems, parse_lines, parse_systems
 from fastbertscore.space.tables import (
     PAIR_HEADER,
@@ -149,6 +145,7 @@ __all__ = [
     "WORK_BUDGET",
     "BatchView",
     "CompareView",
+    "Job",
     "Options",
     "PairView",
     "SpaceError",
@@ -159,10 +156,6 @@ __all__ = [
     "batch_table",
     "build_demo",
     "check_allowed_model",
-    "check_compare",
-    "check_file",
-    "check_pair",
-    "check_score",
     "check_score_arguments",
     "check_systems",
     "check_text",

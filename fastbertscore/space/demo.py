@@ -1,21 +1,18 @@
-"""The Space's page: Gradio's layout of the handlers (:mod:`fastbertscore.space.handlers`).
+"""The Space's page: Gradio's layout of the endpoints (:mod:`fastbertscore.space.endpoints`) over the handlers.
 
-The one module of the package that imports Gradio (an optional extra): ``fastbertscore.space`` imports it only
-when :func:`~fastbertscore.space.build_demo` is called. Building the page loads no model and makes no folder.
+With the endpoints, the one module of the package that imports Gradio (an optional extra): ``fastbertscore.space``
+imports it only when :func:`~fastbertscore.space.build_demo` is called. Building the page loads no model and makes no folder.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import typing
 from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 
 from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.space import handlers, tables
+from fastbertscore.space import endpoints, handlers, tables
 from fastbertscore.space.allowed import MAX_PARAMETERS
 from fastbertscore.space.limits import (
     DEADLINE_S,
@@ -33,10 +30,8 @@ from fastbertscore.space.limits import (
     WORK_BUDGET,
     megabytes,
 )
-from fastbertscore.space.runner import SpaceError, run_job, user_errors
 from fastbertscore.space.systems import EMPTY_LINE
-from fastbertscore.space.tables import Table
-from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS, BatchView, CompareView, Options, PairView
+from fastbertscore.space.views import EXAMPLES, OPTION_NAMES, TESTS
 
 # Tables fit their box (long texts wrap, cut to SHORT_TEXT characters until clicked); the heatmap scrolls.
 CSS = """.fit-table table { table-layout: auto; width: 100%; }
@@ -52,77 +47,9 @@ LIMITS_NOTE = (
 )
 
 
-def _table(header_rows: Table, **options: Any) -> gr.Dataframe:
-    return gr.Dataframe(value=header_rows[1], headers=header_rows[0], **options)
-
-
 def _empty_table(header: list[str], **options: Any) -> gr.Dataframe:
     """A table before its first run: its real column names (the default settings'), no rows."""
     return gr.Dataframe(value=[], headers=header, elem_classes="fit-table", **options)
-
-
-def _show_pair(view: PairView) -> tuple:
-    return (
-        _table(view.scores),
-        gr.Textbox(view.hashcode, label=f"Hash code ({view.kind} scores)"),
-        view.counted,
-        view.note,
-        view.heatmap,
-        gr.HighlightedText(view.missing, color_map=handlers.colours(view.cut_at)),
-        _table(view.matches),
-    )
-
-
-def _show_batch(view: BatchView) -> tuple:
-    header = view.results[0]
-    return (
-        _table(view.results, max_chars=tables.SHORT_TEXT, wrap=True, column_widths=tables.column_widths(header)),
-        view.download,
-        view.summary,
-        view.histogram,
-    )
-
-
-def _show_compare(view: CompareView) -> tuple:
-    return _table(view.table), view.summary, view.chart
-
-
-def _served(handler: Callable, check: Callable, show: Callable | None = None, shared_options: bool = True) -> Callable:
-    """``handler`` as Gradio calls it: its ``check`` on the request's own thread (a refusal never waits for the
-    model), the job it returns on the model thread for the visitor's session (one at a time), a failure as one
-    message, the view shown. With ``shared_options`` the settings boxes arrive last, one argument each (named in the
-    endpoint's API), and reach the handler as one :class:`~fastbertscore.space.views.Options`. Gradio passes the
-    request (its session) as the last argument, which no endpoint lists."""
-    name = handler.__name__
-    own = list(inspect.signature(handler).parameters.values())
-    if shared_options:
-        defaults = Options()
-        own = own[:-1] + [
-            inspect.Parameter(option, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, option))
-            for option in OPTION_NAMES
-        ]
-    session = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=gr.Request)
-    signature = inspect.Signature([*own, session], return_annotation=inspect.signature(handler).return_annotation)
-
-    @functools.wraps(handler)
-    def run(*args: object, **kwargs: object) -> object:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        request = bound.arguments.pop("request", None)
-        values = list(bound.arguments.values())
-        if shared_options:
-            values = [*values[: -len(OPTION_NAMES)], Options(*values[-len(OPTION_NAMES) :])]
-        try:
-            job = user_errors(check, name)(*values)
-            out = run_job(job, name, getattr(request, "session_hash", None))
-        except SpaceError as error:
-            raise gr.Error(str(error)) from None
-        return show(out) if show else out
-
-    vars(run)["__signature__"] = signature  # what inspect.signature, and so Gradio, reads of the endpoint
-    # Gradio finds the request's parameter by its type (typing.get_type_hints), the API its other arguments' types.
-    run.__annotations__ = {**typing.get_type_hints(handler), "request": gr.Request}
-    return run
 
 
 def _clear_then(
@@ -180,13 +107,7 @@ def _pair_tab(shared: list) -> None:
         ),
         _empty_table(tables.matches_header(True), label="Best matches", elem_id="matches", max_height=400),
     ]
-    _clear_then(
-        go,
-        _served(handlers.score_pair, handlers.check_pair, _show_pair),
-        [candidate, references, *shared],
-        outputs,
-        "score_pair",
-    )
+    _clear_then(go, endpoints.score_pair, [candidate, references, *shared], outputs, "score_pair")
 
 
 def _batch_tab(shared: list) -> None:
@@ -211,7 +132,7 @@ def _batch_tab(shared: list) -> None:
         gr.Plot(label="F1 histogram", elem_id="histogram"),
     ]
     inputs = [upload, cand_column, ref_columns, *shared]
-    _clear_then(run, _served(handlers.score_file, handlers.check_file, _show_batch), inputs, outputs, "score_file")
+    _clear_then(run, endpoints.score_file, inputs, outputs, "score_file")
 
 
 def _compare_tab(shared: list) -> None:
@@ -250,9 +171,7 @@ def _compare_tab(shared: list) -> None:
         gr.Plot(label="F1 with 95% confidence intervals", elem_id="compare-chart"),
     ]
     inputs = [ref_file, ref_text, system_files, systems_text, test, n_samples, seed, *shared]
-    _clear_then(
-        button, _served(handlers.compare_systems, handlers.check_compare, _show_compare), inputs, outputs, "compare"
-    )
+    _clear_then(button, endpoints.compare, inputs, outputs, "compare")
 
 
 def build_demo() -> gr.Blocks:
@@ -273,7 +192,7 @@ def build_demo() -> gr.Blocks:
             _batch_tab(shared)
         with gr.Tab("Compare systems"):
             _compare_tab(shared)
-        gr.api(_served(handlers.score, handlers.check_score, shared_options=False), api_name="score")
+        gr.api(endpoints.score, api_name="score")
     demo.queue(default_concurrency_limit=2, max_size=64)
     return demo
 

@@ -1,17 +1,16 @@
 """What each of the Space's buttons does, as plain functions: boxes in, numbers, tables and figures out.
 
-Each tab has a handler (``score_pair``, ``score_file``, ``compare_systems``, ``score``) that a test calls directly,
-with no browser and no Gradio, and that is two steps: ``check_*`` refuses bad input (``ValueError``/``TypeError``
-naming the box and the limit) and counts the request's work (:mod:`~fastbertscore.space.work`) with no model work,
-and returns the model step as a :class:`~fastbertscore.space.runner.Job`. The page (:mod:`fastbertscore.space.demo`)
-runs the check on the request's own thread, so a refusal never waits for the model, and the job on the one model
-thread, whose hook its encoder batches call (its deadline).
+Each tab has one handler (``score_pair``, ``score_file``, ``compare_systems``, ``score``) that a test calls directly,
+with no browser and no Gradio. Its body is two steps: it refuses bad input (``ValueError``/``TypeError`` naming the
+box and the limit) and counts the request's work (:mod:`~fastbertscore.space.work`) with no model work, then hands
+the model step, a :class:`~fastbertscore.space.runner.Job`, to ``run``: by default the job runs here; the page
+(:mod:`fastbertscore.space.demo`) passes a ``run`` that queues it on the one model thread, whose hook its encoder
+batches call (its deadline), so the checks run on the request's own thread and a refusal never waits for the model.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from typing import cast
 
@@ -27,7 +26,7 @@ from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_samples, check_seed
 from fastbertscore.space.models import load_scorer, loading, of_kind, scored, scorer_of_kind
-from fastbertscore.space.runner import Job
+from fastbertscore.space.runner import Job, Run, here
 from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
 from fastbertscore.space.uploads import Upload, check_size, check_total, lines_of, rows_of, write_results
 from fastbertscore.space.views import TESTS, BatchView, CompareView, Options, PairView
@@ -73,18 +72,20 @@ def _pair_label(n_refs: int) -> Callable[[int], str]:
     return lambda i: "the candidate" if i == 0 else "the reference" if n_refs == 1 else f"reference {i}"
 
 
-# Each tab is two steps: check_* takes the boxes and refuses bad input (files read, limits held, work counted, no
-# model work) on the request's own thread; the job it returns runs on the model thread. Its handler runs both.
+# Each handler checks its boxes (files read, limits held, work counted, no model work) where it is called, then
+# gives its model step to ``run``.
 
 
-def check_pair(candidate: str | None, references: str | None, options: Options | None = None) -> Job[PairView]:
-    """The Pair tab's boxes, checked and their work counted; returns its model step."""
+def score_pair(
+    candidate: str | None, references: str | None, options: Options | None = None, run: Run[PairView] = here
+) -> PairView:
+    """The Pair tab: one candidate against the reference box's lines, explained against the one that counted."""
     options = options or Options()
     candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(references)
     settings = settings_for(options)
     work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
-    return job(
-        functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale), work.notes), settings, work
+    return run(
+        job(functools.partial(_pair, candidate, refs, settings, bool(options.do_rescale), work.notes), settings, work)
     )
 
 
@@ -116,16 +117,11 @@ def _pair(
     )
 
 
-def score_pair(candidate: str | None, references: str | None, options: Options | None = None) -> PairView:
-    """The Pair tab: one candidate against the reference box's lines, explained against the one that counted."""
-    return check_pair(candidate, references, options)()
-
-
-def check_file(
-    file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None
-) -> Job[BatchView]:
-    """The Batch tab's upload and boxes, checked (the file read, its references counted, its work counted);
-    returns its model step."""
+def score_file(
+    file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None, run: Run[BatchView] = here
+) -> BatchView:
+    """The Batch tab: every row of an uploaded file (the file read, its references and work counted before any model
+    work), a table, a result CSV, the means and a histogram."""
     options = options or Options()
     if file is None:
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
@@ -136,7 +132,7 @@ def check_file(
     texts = [*cands, *(r for g in groups for r in g)]
     work = counted(settings, texts, lambda i: f"row {rows[i] + 1}'s {'candidate' if i < len(cands) else 'reference'}")
     step = functools.partial(_file, cands, refs, groups, settings, bool(options.do_rescale), work.notes)
-    return job(step, settings, work)
+    return run(job(step, settings, work))
 
 
 def _file(
@@ -156,12 +152,7 @@ def _file(
     return BatchView((header, rows), write_results([header, *rows]), summary, histogram_figure, result)
 
 
-def score_file(file: Upload | None, cand_column: str, ref_columns: str, options: Options | None = None) -> BatchView:
-    """The Batch tab: every row of an uploaded file, a table, a result CSV, the means and a histogram."""
-    return check_file(file, cand_column, ref_columns, options)()
-
-
-def check_compare(
+def compare_systems(
     ref_file: Upload | None,
     ref_text: str | None,
     system_files: list[Upload] | None,
@@ -170,9 +161,11 @@ def check_compare(
     n_samples: float | None,
     seed: float | None,
     options: Options | None = None,
-) -> Job[CompareView]:
-    """The Compare tab's uploads and boxes, checked (the seed, the number of systems and every size before any file
-    is read, the work counted); returns its model step."""
+    run: Run[CompareView] = here,
+) -> CompareView:
+    """The Compare tab: corpus scores of 2 to :data:`~fastbertscore.space.limits.MAX_SYSTEMS` systems with 95%
+    intervals, each tested against the first (the seed, the number of systems and every size checked before any
+    file is read, the work counted before any model work)."""
     options = options or Options()
     n_samples = check_samples(n_samples)
     seed = check_seed(seed)
@@ -196,7 +189,7 @@ def check_compare(
         settings, texts, lambda i: f"reference {i + 1}" if i < n else f"line {(i - n) % n + 1} of {names[i - n]}"
     )
     step = functools.partial(_compare, systems, refs, TESTS.get(test, "bs"), n_samples, seed)
-    return job(functools.partial(step, settings, bool(options.do_rescale), work.notes), settings, work)
+    return run(job(functools.partial(step, settings, bool(options.do_rescale), work.notes), settings, work))
 
 
 def _compare(
@@ -218,52 +211,25 @@ def _compare(
     return CompareView(tables.compare_table(result, rescaled), summary, f1_chart(result, rescaled), result)
 
 
-def compare_systems(
-    ref_file: Upload | None,
-    ref_text: str | None,
-    system_files: list[Upload] | None,
-    systems_text: str | None,
-    test: str,
-    n_samples: float | None,
-    seed: float | None,
-    options: Options | None = None,
-) -> CompareView:
-    """The Compare tab: corpus scores of 2 to :data:`~fastbertscore.space.limits.MAX_SYSTEMS` systems with 95%
-    intervals, each tested against the first."""
-    return check_compare(ref_file, ref_text, system_files, systems_text, test, n_samples, seed, options)()
-
-
-def check_score(*arguments: object, **named: object) -> Job[dict[str, object]]:
-    """The ``score`` endpoint's arguments (as :func:`score` takes them), checked and their work counted; returns its
-    model step."""
-    bound = inspect.signature(score).bind(*arguments, **named)
-    bound.apply_defaults()
-    check_score_arguments(**bound.arguments)
-    given = bound.arguments
-    candidate, refs = (
-        inputs.check_text(given["candidate"], "The candidate"),
-        inputs.parse_references(given["reference"]),
-    )
-    idf = bool(given["idf"])
-    options = Options(given["model"], given["num_layers"], given["lang"], idf, False, given["dtype"])
-    settings = settings_for(options)
+def score(
+    candidate: str,
+    reference: str,
+    model: str | None = DEFAULT_MODEL,
+    num_layers: str | int | None = "",
+    lang: str | None = "en",
+    idf: bool = False,
+    dtype: str | None = "float32",
+    run: Run[dict[str, object]] = here,
+) -> dict[str, object]:
+    """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
+    arguments = {"candidate": candidate, "reference": reference, "model": model, "num_layers": num_layers}
+    check_score_arguments(**arguments, lang=lang, idf=idf, dtype=dtype)
+    candidate, refs = inputs.check_text(candidate, "The candidate"), inputs.parse_references(reference)
+    settings = settings_for(Options(model, num_layers, lang, idf, False, dtype))
     work = counted(settings, [candidate, *refs], _pair_label(len(refs)))
-    return job(functools.partial(_score, candidate, refs, settings), settings, work)
+    return run(job(functools.partial(_score, candidate, refs, settings), settings, work))
 
 
 def _score(candidate: str, refs: list[str], settings: Settings, hook: BatchHook) -> dict[str, object]:
     scorer, _ = load_scorer(settings, refs)
     return score_json(of_kind(scored(scorer, [candidate], [refs], hook), scorer, False))
-
-
-def score(
-    candidate: str,
-    reference: str,
-    model: str = DEFAULT_MODEL,
-    num_layers: str = "",
-    lang: str = "en",
-    idf: bool = False,
-    dtype: str = "float32",
-) -> dict[str, object]:
-    """API endpoint: BERTScore of one candidate against one reference (several references: one per line)."""
-    return check_score(candidate, reference, model, num_layers, lang, idf, dtype)()

@@ -67,6 +67,15 @@ class Job(Generic[Result]):
         return self.step(between_batches)
 
 
+#: What a handler does with its checked model step: run it here (:func:`here`), or queue it on the model thread.
+Run = Callable[[Job[Result]], Result]
+
+
+def here(job: Job[Result]) -> Result:
+    """Run ``job`` on this thread, with no hook between its encoder batches (a handler's default ``run``)."""
+    return job()
+
+
 @dataclass
 class _Entry:
     job: Job[Any]

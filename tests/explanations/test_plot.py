@@ -170,7 +170,7 @@ def test_no_text_is_cut_off_or_overlaps_a_title(scorer, cand, ref):
 
 def test_a_long_heatmap_has_no_tick_artists(scorer):
     # Matplotlib's ticks (five artists each, measured again at every draw) took most of a long
-    # pair's time in the Space; labels are plain texts, one per cell. Its latency: benchmarks/space_latency.py.
+    # pair's time in the Space; labels are plain texts, one per cell. Its latency: benchmarks/space_latency_results.md.
     fig = similarity_figure(fb.explain(LONG, "The committee discussed the budget.", scorer=scorer))
     ax = fig.axes[0]
     assert len(ax.xaxis.get_major_ticks()) == len(ax.yaxis.get_major_ticks()) == 0

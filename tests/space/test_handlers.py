@@ -221,13 +221,13 @@ def test_no_message_shows_a_server_path(text, shown):
 
 
 def test_the_check_step_does_no_model_work(model_builds):
-    # The page runs each check on the request's own thread: a refusal never waits behind another user's scoring.
-    steps = [
-        space.check_pair(CAND, REFS[0]),
-        space.check_score(CAND, REFS[0]),
-        space.check_compare(None, "a\nb", None, "=== x\nc\nd\n=== y\ne\nf\n", "paired bootstrap", 10, 1),
-    ]
-    assert model_builds == [] and all(callable(step) for step in steps)
+    # The page runs each handler's checks on the request's own thread and hands its model step (a Job) to the model
+    # thread: a refusal never waits behind another user's scoring.
+    steps: list[space.Job] = []
+    space.score_pair(CAND, REFS[0], run=steps.append)
+    space.score(CAND, REFS[0], run=steps.append)
+    space.compare_systems(None, "a\nb", None, "=== x\nc\nd\n=== y\ne\nf\n", "paired bootstrap", 10, 1, run=steps.append)
+    assert model_builds == [] and len(steps) == 3 and all(isinstance(step, space.Job) for step in steps)
     assert steps[1]() == space.score(CAND, REFS[0]) and len(model_builds) >= 1
 
 
@@ -253,7 +253,9 @@ def test_a_request_past_its_deadline_stops_and_frees_the_model_thread(monkeypatc
 
     path = tmp_path / "pairs.csv"
     path.write_text("candidate,reference\n" + "".join(f"A cat sat {k}.,A cat was sitting.\n" for k in range(50)))
-    job = space.check_file(str(path), "candidate", "reference")
+    jobs: list[space.Job] = []
+    space.score_file(str(path), "candidate", "reference", run=jobs.append)
+    job = jobs[0]
     monkeypatch.setattr(runner, "DEADLINE_S", -1)  # past at its first encoder batch, whatever the machine's speed
     with pytest.raises(space.SpaceError, match=f"^{runner.STOPPED}$"):
         runner.run_job(job, "score_file", owner="a visitor")

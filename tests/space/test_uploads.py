@@ -61,7 +61,7 @@ def test_a_line_that_does_not_parse_is_one_line_naming_it(tmp_path, line, says):
     path = tmp_path / "rows.jsonl"
     path.write_text('{"candidate": "a", "reference": "b"}\n\n' + line + "\n", encoding="utf-8")
     with pytest.raises(space.SpaceError) as raised:
-        space.on_model_thread(space.check_file)(str(path), "candidate", "reference")
+        space.on_model_thread(space.score_file)(str(path), "candidate", "reference")
     message = str(raised.value)
     assert message.startswith(f"rows.jsonl line 3: {says}") and "\n" not in message and len(message) < 200
 

@@ -32,7 +32,7 @@ def test_the_issues_file_is_refused_naming_the_budget_and_what_it_needs(tmp_path
         out.writerows([_words(5 * row + k, 70) for k in range(5)] for row in range(2000))
     assert path.stat().st_size < space.MAX_UPLOAD_BYTES
     with pytest.raises(space.SpaceError) as raised:
-        space.on_model_thread(space.check_file)(str(path), "candidate", "r1,r2,r3,r4")
+        space.on_model_thread(space.score_file)(str(path), "candidate", "r1,r2,r3,r4")
     message = str(raised.value)
     assert message.startswith("This request needs about ") and message.count(";") == 1 and "\n" not in message
     assert f"the Space does at most {WORK_BUDGET:,} per request: score fewer or shorter texts" in message
@@ -59,7 +59,7 @@ def test_a_token_of_a_deeper_cut_costs_more(monkeypatch):
 
 def test_a_layer_past_the_depth_is_refused_by_the_counting_before_any_weights_load(model_builds):
     with pytest.raises(space.SpaceError, match=rf"num_layers=7 is out of range for {MINILM} \(0\.\.6;"):
-        space.on_model_thread(space.check_score)("a", "b", MINILM, "7")
+        space.on_model_thread(space.score)("a", "b", MINILM, "7")
     assert model_builds == []
 
 
