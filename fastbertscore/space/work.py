@@ -23,7 +23,7 @@ from fastbertscore.models.defaults import DEFAULT_MODEL, MODEL2LAYERS, fallback_
 from fastbertscore.models.encoder import UNLIMITED
 from fastbertscore.models.loading import load_pretrained, load_tokenizer, resolve_model_source
 from fastbertscore.pipeline.prepare import UNKNOWN_SCORES, mostly_unknown
-from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
+from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized, tokenize
 from fastbertscore.settings import Settings
 from fastbertscore.space.bounded import BoundedCache
 from fastbertscore.space.limits import MAX_TOKENIZERS, WORK_BUDGET
@@ -153,10 +153,8 @@ def check_work(settings: Settings, texts: Sequence[str], label: Callable[[int], 
 
 
 def _tokens(model: Model, texts: list[str]) -> list[list[int]]:
-    """Token ids of ``texts``, special tokens included, uncut: the tokenizer is always called the same way."""
-    return model.tokenizer(
-        texts, add_special_tokens=True, return_attention_mask=False, return_token_type_ids=False, verbose=False
-    )["input_ids"]
+    """Token ids of ``texts``, special tokens included, uncut: the ids the scoring embeds (:func:`tokenize`)."""
+    return tokenize(model.tokenizer, texts, None).ids
 
 
 def _estimate(model: Model, texts: list[str], sample: list[str], ids: list[list[int]]) -> float:
