@@ -15,6 +15,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # A user's own tuned-layer registry must not change what the tests see.
 os.environ["FASTBERTSCORE_LAYER_REGISTRY"] = os.path.join(os.path.dirname(__file__), ".no-such-registry.json")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Under pytest-xdist (README's command: pyproject's `-n auto`) each worker takes its share of the cores, so that two
+# workers do not each run two kernel threads on two cores; set before torch loads, and inherited by subprocesses.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+THREADS = max(1, CORES // WORKERS)
+if WORKERS > 1:
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(THREADS))
 
 import inspect
 import types
@@ -22,6 +30,11 @@ import types
 import pytest
 from paths import RATINGS
 from tiny_models import save_tiny
+
+if WORKERS > 1:
+    import torch
+
+    torch.set_num_threads(THREADS)
 
 #: The second numeric path of .ci/run sets this supported hook (fastbertscore.pipeline.budget): every encoder batch
 #: holds that many sentences, whatever a caller asked for, so that padding and GEMM blocking differ from the
@@ -96,8 +109,20 @@ def kernel_fingerprint() -> str:
 
 
 def pytest_report_header(config):
+    """Written by the controller alone under xdist: it names the workers and computes the fingerprint with the
+    threads each worker runs."""
+    import torch
+
     from fastbertscore import hardware
 
+    workers = getattr(config.option, "numprocesses", None) or 0
+    threads = max(1, CORES // workers) if workers > 1 else torch.get_num_threads()
+    kept = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        fingerprint = kernel_fingerprint()
+    finally:
+        torch.set_num_threads(kept)
     chosen = ", ".join(f"{name}={os.environ[name]}" for name in KERNEL_VARIABLES if name in os.environ) or "defaults"
     return [
         (
@@ -106,9 +131,10 @@ def pytest_report_header(config):
             f"dtype='auto' on cpu: {hardware.auto_dtype('cpu')}"
         ),
         (
-            f"kernels: {chosen}; fingerprint {kernel_fingerprint()}; encoder batches: "
+            f"kernels: {chosen}; fingerprint {fingerprint}; encoder batches: "
             f"{ENCODER_BATCH + ' sentences (forced)' if ENCODER_BATCH else 'as each call asks'}"
         ),
+        f"workers: {workers if workers > 1 else 'none (one process)'}, {threads} kernel thread(s) each",
     ]
 
 

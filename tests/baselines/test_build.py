@@ -61,18 +61,18 @@ def test_build_is_deterministic_and_equals_a_direct_computation(tiny_model, tmp_
     assert entry["sentences"] == len(sentences) and entry["max_standard_error_F"] > 0
 
 
-# The child kills itself with SIGKILL from the checkpoint hook, right after the checkpoint at 500 pairs is on
-# disk: a real kill -9, at a known point, with no polling.
-KILLED_AT_500 = """
+# The child kills itself with SIGKILL from the checkpoint hook, right after the checkpoint at 150 pairs (the third
+# of eight blocks) is on disk: a real kill -9, at a known point, with no polling.
+KILLED_AT_150 = """
 import os, signal, sys
 from fastbertscore.baselines.build import build
 
-def die_at_500(done):
-    if done >= 500:
+def die_at_150(done):
+    if done >= 150:
         os.kill(os.getpid(), signal.SIGKILL)
 
-build(sys.argv[1], "en", sys.argv[2], sys.argv[3], name="acme/tiny", pairs=3000, block=50, seed=1, verbose=False,
-      on_checkpoint=die_at_500)
+build(sys.argv[1], "en", sys.argv[2], sys.argv[3], name="acme/tiny", pairs=400, block=50, seed=1, verbose=False,
+      on_checkpoint=die_at_150)
 """
 
 
@@ -89,34 +89,31 @@ def test_killed_build_resumes_to_the_same_numbers(tiny_model, tmp_path):
         "--corpus",
         str(corpus),
         "--pairs",
-        "3000",
+        "400",
         "--block",
         "50",
         "--seed",
         "1",
     ]
     cli = [sys.executable, "-m", "fastbertscore.cli.baseline", "build"]
-    reference = subprocess.run(
-        [*cli, *args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert reference.returncode == 0, reference.stderr[-2000:]
+    assert baseline_main(["build", *args, "--out", str(tmp_path / "whole")]) == 0  # the uninterrupted build, here
 
     out = tmp_path / "killed"
     checkpoint = out / ".en__acme__tiny.tsv.checkpoint.json"
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT_500, model, str(corpus), str(out)],
+        [sys.executable, "-c", KILLED_AT_150, model, str(corpus), str(out)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    assert json.loads(checkpoint.read_text())["done"] == 500
+    assert json.loads(checkpoint.read_text())["done"] == 150
     assert not (out / "en" / "acme" / "tiny.tsv").exists()
 
     resumed = subprocess.run([*cli, *args, "--out", str(out)], capture_output=True, text=True, timeout=600, check=False)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert f"resuming from {checkpoint}: 500 pairs done" in resumed.stderr
+    assert f"resuming from {checkpoint}: 150 pairs done" in resumed.stderr
     assert (out / "en/acme/tiny.tsv").read_bytes() == (tmp_path / "whole/en/acme/tiny.tsv").read_bytes()
     assert not checkpoint.exists()
 

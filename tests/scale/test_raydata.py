@@ -10,7 +10,8 @@ import fastbertscore as fb
 ray = pytest.importorskip("ray", reason="Ray is the optional extra fastbertscore[ray] (in requirements-test.txt)")
 from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+# One worker runs this module (pyproject: --dist loadgroup), so one local cluster at a time takes its two CPUs.
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 from paths import MINILM
 
 
