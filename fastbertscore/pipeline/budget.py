@@ -114,13 +114,17 @@ class Budget:
 
     def ceiling(self, kept_in_memory: Callable[[], int]) -> Ceiling:
         """The resident memory of a process whose call holds ``kept_in_memory()`` bytes of kept embeddings, counted
-        from the process's memory as the call starts (``None`` where it cannot be read). Past it, freed heap goes
-        back to the OS: within a step only where the user gave the budget (each trim costs the pages faulted in
-        again), between steps always (:mod:`fastbertscore.heap`)."""
+        from the process's memory as the call starts (``None`` where it cannot be read): what the budget accounts
+        for where the user gave it, else the whole default budget (the encoder's real work on a deep model's batch
+        is more than the budget counts, and trimming each step would fault those pages in again). Past it, freed
+        heap goes back to the OS: within a step only where the user gave the budget, between steps always
+        (:mod:`fastbertscore.heap`)."""
         start = resident_bytes()
         if start is None:
             return None
-        return lambda: start + self.accounted_bytes(kept_in_memory())
+        if self.explicit:
+            return lambda: start + self.accounted_bytes(kept_in_memory())
+        return lambda: start + max(self.accounted_bytes(kept_in_memory()), self.memory_bytes)
 
     @classmethod
     def for_device(
