@@ -19,7 +19,7 @@ from fastbertscore.heap import Ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import BatchHook, Budget
-from fastbertscore.pipeline.embed import encode, pad_id_of
+from fastbertscore.pipeline.forward import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Names, Prepared, Weights, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.windows import WindowSpec

@@ -17,8 +17,8 @@ from paths import MINILM
 
 from fastbertscore.models.encoder import load_encoder
 from fastbertscore.models.loading import load_tokenizer
-from fastbertscore.pipeline import embed as embed_module
-from fastbertscore.pipeline.embed import encode, pad_id_of
+from fastbertscore.pipeline import forward as forward_module
+from fastbertscore.pipeline.forward import encode, pad_id_of
 from fastbertscore.pipeline.tokens import tokenize
 
 forced_batches = pytest.mark.skipif(
@@ -58,7 +58,7 @@ def test_out_of_memory_halves_the_batch_and_gives_the_same_embeddings(minilm_run
     encoder, ids, pad_id = minilm_run
     longest = max(len(x) for x in ids)
     device = RoomFor(encoder, 4 * longest)  # batches of 8 do not fit the longest texts; of 4 they all do
-    with caplog.at_level(logging.WARNING, logger=embed_module.__name__):
+    with caplog.at_level(logging.WARNING, logger=forward_module.__name__):
         backed_off = _run(device, ids, pad_id, batch_size=8)
     unbroken = _run(encoder, ids, pad_id, batch_size=4)  # the batches the back-off ends with
     assert device.refused >= 1

@@ -9,7 +9,7 @@ from tolerances import encoder as encoder_bound
 
 from fastbertscore.models.encoder import load_encoder
 from fastbertscore.models.loading import load_tokenizer
-from fastbertscore.pipeline.embed import encode, pad_id_of
+from fastbertscore.pipeline.forward import encode, pad_id_of
 from fastbertscore.pipeline.tokens import tokenize
 
 
