@@ -6,19 +6,15 @@ entry points build a :class:`Settings` and hand it to the engine; the CLIs make 
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
-from fastbertscore.models.layer_registry import registry_path
-from fastbertscore.outputs import refuse_overwriting_inputs, same_file
 from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
@@ -197,61 +193,3 @@ class Settings:
                 f"{where} got an unexpected keyword argument {unknown[0]!r}; the options are: {', '.join(cls.names())}"
             )
         return cls(**options)
-
-
-def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:
-    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`.
-
-    ``exclude`` leaves settings out; ``taken`` are option strings the command uses for itself (``-b``), dropped
-    from the settings' spellings (``--batch_size`` stays).
-    """
-    for f in fields(Settings):
-        flags = [flag for flag in f.metadata["flags"] if flag not in taken]
-        if not flags or f.name in exclude:
-            continue
-        extra = dict(f.metadata["argparse"])
-        if f.default is False:
-            extra["action"] = "store_true"
-        parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
-
-
-def files_read(args: argparse.Namespace) -> dict[str, Path]:
-    """The files the settings' flags make a run read, by how they were named: ``--baseline_path``, and the layer
-    registry with ``--layer_registry``."""
-    read: dict[str, Path] = {}
-    if getattr(args, "baseline_path", None):
-        read["--baseline_path"] = Path(args.baseline_path)
-    if getattr(args, "layer_registry", False):
-        read["--layer_registry's registry"] = registry_path()
-    return read
-
-
-def check_outputs(
-    args: argparse.Namespace,
-    outputs: Mapping[str, str | os.PathLike[str]],
-    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
-    *,
-    updates: Mapping[str, str | os.PathLike[str]] | None = None,
-) -> None:
-    """The one check of a command's files, which every command that writes calls before any model work: no output
-    over one of ``inputs`` (None: not given), over a file the settings' flags read (:func:`files_read`) or over
-    another output, and each output a file that can be written where it is named
-    (:func:`~fastbertscore.outputs.refuse_overwriting_inputs`). ``updates`` are files the command reads and
-    rewrites on purpose (``tune-layer --record``'s registry): outputs, except against themselves as read.
-
-    Raises:
-        ValueError: one line naming the output and what it would overwrite, or what is wrong with its path.
-    """
-    given = {name: path for name, path in (inputs or {}).items() if path is not None}
-    read = {
-        name: path
-        for name, path in files_read(args).items()
-        if not any(same_file(path, Path(updated)) for updated in (updates or {}).values())
-    }
-    refuse_overwriting_inputs({**outputs, **(updates or {})}, {**given, **read})
-
-
-def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:
-    """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
-    given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
-    return Settings(**{**given, **overrides})
