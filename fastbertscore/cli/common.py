@@ -45,7 +45,19 @@ def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = ()
         extra = dict(f.metadata["argparse"])
         if f.default is False:
             extra["action"] = "store_true"
-        parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
+        parser.add_argument(*flags, dest=f.name, default=f.default, help=flag_help(f.name), **extra)
+
+
+#: What the commands add to an option's help: where their default differs from the library's.
+COMMAND_DEFAULTS = {"model_type": "; without --lang, the embedded default model"}
+
+
+def flag_help(name: str) -> str:
+    """Option ``name``'s help (:meth:`~fastbertscore.Settings.help_of`, written once there) in the command line's
+    words: other options named by their flags."""
+    flags, _ = _keywords()
+    text = re.sub(r"`(\w+)`", lambda found: flags.get(found[1], found[0]), Settings.help_of(name))
+    return text + COMMAND_DEFAULTS.get(name, "")
 
 
 def files_read(args: argparse.Namespace) -> dict[str, Path]:
