@@ -113,7 +113,7 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
     )
 
 
-def describe(
+def signature_of(
     settings: Settings, embedder: Embedder, idf_digest: str | None, baseline: tuple[str, str, str] | None
 ) -> Signature:
     """The signature of a scorer assembled from ``settings``: its model, its layer as the encoder took it, its idf

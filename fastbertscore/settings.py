@@ -28,6 +28,8 @@ DType = Literal["float32", "bfloat16", "float16", "auto"]
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Options that change no number and that every path passes per call: a scorer serves any value of them.
+PER_CALL = ("batch_size", "nthreads")
 #: The first option that is ours: the fields before it are ``bert_score.BERTScorer``'s, in its order.
 FIRST_ADDITION = "baseline_repo"
 #: The line of a docstring that :func:`documenting_options` replaces with every option's help.
@@ -208,11 +210,12 @@ class Settings:
     def replace(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
-    def numbers_key(self, ignore: tuple[str, ...] = ()) -> tuple[tuple[str, object], ...]:
-        """What a scorer built from these settings depends on (less ``ignore``); equal keys, equal scorers."""
+    def scorer_key(self) -> tuple[tuple[str, object], ...]:
+        """What a scorer built from these settings is: every option but :data:`PER_CALL` (a mapping by its items, a
+        path as a string); settings with equal keys build interchangeable scorers."""
         out = []
         for f in fields(self):
-            if f.name in ignore:
+            if f.name in PER_CALL:
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):

@@ -64,14 +64,11 @@ def test_settings_hold_no_texts_and_idf_is_counted_over_the_flattened_references
     assert torch.equal(fb.cached_scorer(Settings(model_type=MINILM), refs).weights().table, counted.fallback)
 
 
-def test_numbers_key_ignores_only_what_it_is_told():
-    a, b = Settings(model_type=MINILM, batch_size=2), Settings(model_type=MINILM, batch_size=64)
-    assert a.numbers_key() != b.numbers_key()
-    assert a.numbers_key(ignore=("batch_size",)) == b.numbers_key(ignore=("batch_size",))
-    assert (
-        Settings(model_type=MINILM, idf={1: 2.0}).numbers_key()
-        != Settings(model_type=MINILM, idf={1: 3.0}).numbers_key()
-    )
+def test_the_scorer_key_leaves_out_only_the_per_call_options():
+    base = Settings(model_type=MINILM)
+    assert base.scorer_key() == base.replace(batch_size=2, nthreads=1).scorer_key()
+    assert base.scorer_key() != base.replace(cache_mb=8).scorer_key()
+    assert base.replace(idf={1: 2.0}).scorer_key() != base.replace(idf={1: 3.0}).scorer_key()
 
 
 def _plain(text: str) -> str:
