@@ -109,7 +109,7 @@ def score(
         refs: one reference, or a list of references (the best one counts), per candidate.
         verbose: progress bars.
         return_hash: also return the hash code naming every setting behind the numbers.
-        (every option of fastbertscore.Settings)
+        **options: the fields of fastbertscore.Settings, each by its name.
 
     Example:
         >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],

@@ -32,8 +32,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 PER_CALL = ("batch_size", "nthreads")
 #: The first option that is ours: the fields before it are ``bert_score.BERTScorer``'s, in its order.
 FIRST_ADDITION = "baseline_repo"
-#: The line of a docstring that :func:`documenting_options` replaces with every option's help.
-OPTIONS_LINE = "(every option of fastbertscore.Settings)"
+#: The line of a docstring that :func:`documenting_options` replaces with every option's help (a Google-style
+#: argument itself, for readers of the source).
+OPTIONS_LINE = "**options: the fields of fastbertscore.Settings, each by its name."
 #: Where the options' help is wrapped in docstrings and the metric card.
 DOC_WIDTH = 116
 #: How the options' annotations read in a docstring.
