@@ -109,8 +109,7 @@ class Settings:
     baseline_repo: str | None = _option(
         None,
         "--baseline_repo",
-        help="the Hub dataset repo baselines come from (default: $FASTBERTSCORE_BASELINE_REPO or "
-        "fastbertscore/baselines)",
+        help="the Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)",
     )
     baseline_revision: str | None = _option(
         None, "--baseline_revision", help="its branch, tag or commit (default: main)"
