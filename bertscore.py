@@ -52,49 +52,22 @@ Further references:
 - evaluate's own BERTScore module: https://huggingface.co/spaces/evaluate-metric/bertscore
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = (
+    """
 BERTScore metrics with the hashcode from a source against one or more references.
 
 Args:
     predictions (list of str): N prediction/candidate sentences.
     references (list of str or list of list of str): one reference, or a list of references, per prediction.
         With several, the best one counts (separately for precision, recall and F1).
-    lang (str): language of the sentences, e.g. "en" (roberta-large), "zh", "de". Needed with
-        `rescale_with_baseline`. One of `lang` and `model_type` is required.
-    model_type (str): model id or local folder, e.g. "sentence-transformers/all-MiniLM-L6-v2" (embedded, offline).
-    num_layers (int): the layer of representation to use; default: the model's tuned layer (3 for the embedded
-        default model), or three quarters of its depth for a model without one.
     verbose (bool): show progress bars.
-    (every option below is a field of fastbertscore.Settings; an unknown keyword is a TypeError naming it)
-    idf (bool or mapping): True weights tokens by inverse document frequency over all references (or over
-        `idf_sents`); a mapping {token_id: weight} gives the weights (a collections.defaultdict for unseen tokens).
     idf_sents (list of str, extra): the sentences to count idf over instead of the references.
-    device (str): "cpu", "cuda", "cuda:1"...; default cuda when torch sees one.
-    batch_size (int): sentences per encoder batch.
-    nthreads (int): accepted for compatibility.
-    all_layers (bool): score with every layer: each output list then holds L + 1 lists, one per layer (layer 0 is
-        the embeddings), and precision[l] is the list of N values of layer l.
-    rescale_with_baseline (bool): rescale with the baseline of the model and `lang`: (x - b) / (1 - b).
-    baseline_path (str): a LAYER,P,R,F baseline file of your own.
-    use_fast_tokenizer (bool): ask transformers for the fast tokenizer.
-    baseline_repo (str, extra): the Hub dataset repo to take baselines from (default fastbertscore/baselines).
-    baseline_revision (str, extra): its revision.
-    long_inputs (str, extra): texts longer than the model's window: "truncate" (default, as bert-score),
-        "window" (scored in full through overlapping windows) or "error".
-    dtype (str, extra): "float32" (default, exact), "bfloat16" or "float16" (GPU): within about 2e-3, faster only
-        where the hardware runs them faster (not every CPU with AVX512-BF16 does; several times slower without
-        it), or "auto": the fastest precision that holds those bounds on the device (on a CUDA GPU, bfloat16 or
-        float16; on a CPU, bfloat16 only where its measured matrix products are faster). The resolved precision
-        is named in the hashcode.
-    window_stride (int, extra): with long_inputs="window", tokens neighbouring windows share (default a quarter).
-    cache_mb (int, extra): megabytes of sentence embeddings kept in memory between calls (default: a sixteenth of
-        the default memory budget; 0 turns it off). Changes no number.
-    cache_dir (str, extra): a folder that keeps sentence embeddings across calls and restarts (checksummed files).
-    memory_mb (int, extra): what one call holds at once beyond the model and its tokens (embeddings, matching
-        buffers, the encoder's work on a batch); past it, embeddings later steps need spill to a temporary folder.
-        Changes no number and is not in the hashcode (default: sized to the device).
-    layer_registry (bool, extra): for a model without a published layer, use the one `bertscore tune-layer
-        --record` saved (named in the hashcode's layer).
+    (the options below are the fields of fastbertscore.Settings, extra where evaluate's module lacks them; one of
+    `lang` and `model_type` is needed; cache_mb defaults here to a sixteenth of the default memory budget; an
+    unknown keyword is a TypeError naming it)
+"""
+    + fastbertscore.Settings.options_doc(indent=4)
+    + """
 
 Returns:
     precision: list of N floats, one per prediction, in [-1, 1] (with all_layers=True: L + 1 lists of N).
@@ -132,6 +105,7 @@ Examples:
     >>> len(results["f1"]), [len(layer) for layer in results["f1"]]
     (7, [2, 2, 2, 2, 2, 2, 2])
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

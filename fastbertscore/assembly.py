@@ -26,8 +26,7 @@ from fastbertscore.models.encoder import Encoder, max_input_length
 from fastbertscore.models.shared import MODELS
 from fastbertscore.pipeline.budget import MAX_TOKENS, REDUCED_PRECISION_TOKENS
 from fastbertscore.pipeline.embedder import Embedder
-from fastbertscore.pipeline.prepare import Weights
-from fastbertscore.pipeline.weights import plain_table
+from fastbertscore.pipeline.weights import Weights, plain_table
 from fastbertscore.pipeline.windows import WindowSpec, special_layout
 from fastbertscore.settings import Settings
 from fastbertscore.signature import Signature, digest
@@ -113,7 +112,7 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
     )
 
 
-def describe(
+def signature_of(
     settings: Settings, embedder: Embedder, idf_digest: str | None, baseline: tuple[str, str, str] | None
 ) -> Signature:
     """The signature of a scorer assembled from ``settings``: its model, its layer as the encoder took it, its idf

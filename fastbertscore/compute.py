@@ -17,6 +17,7 @@ from fastbertscore.hardware import check_device
 from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.budget import default_cache_mb
 from fastbertscore.result import Scores
+from fastbertscore.settings import documenting_options
 from fastbertscore.validate import Refs, Texts, Utility, check_matrix_texts, check_mbr, check_pairs
 
 
@@ -78,6 +79,7 @@ def score(
     use_fast_tokenizer: bool = ...,
     **options: Any,
 ) -> Scores | tuple[Scores, str]: ...
+@documenting_options
 def score(
     cands: Texts,
     refs: Refs,
@@ -98,13 +100,16 @@ def score(
 ) -> Scores | tuple[Scores, str]:
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
-    ``options`` takes any other field of :class:`~fastbertscore.Settings`, where each is documented:
-    ``baseline_repo``/``baseline_revision`` (where baselines come from), ``long_inputs``/``window_stride``
-    (texts longer than the model's window: cut as bert-score, scored in full through windows, or an error),
-    ``dtype`` (``"auto"``: the fastest precision that holds 2e-3 on the device; bfloat16 is several times slower
-    on CPUs without AMX/AVX512-BF16), ``cache_mb``/``cache_dir`` (embedding caches), ``memory_mb`` (held at once;
-    spills past it). ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for
-    shapes; the model stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+    ``options`` takes the other fields of :class:`~fastbertscore.Settings` (extra: not one of bert-score's).
+    ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for shapes; the model
+    stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+
+    Args:
+        cands: N candidate texts.
+        refs: one reference, or a list of references (the best one counts), per candidate.
+        verbose: progress bars.
+        return_hash: also return the hash code naming every setting behind the numbers.
+        **options: the fields of fastbertscore.Settings, each by its name.
 
     Example:
         >>> P, R, F = score(["The cat sat on the mat."], ["A cat was sitting on the mat."],

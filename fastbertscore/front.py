@@ -22,7 +22,7 @@ from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.validate import Matrix, Pairs, Refs, Samples, check_idf_sents
 
-# The scorers kept between calls, by their settings' numbers (one slot; the model itself is kept by models.shared).
+# The scorers kept between calls, by their settings' scorer_key (one slot; the model itself is kept by models.shared).
 _scorers: dict[tuple[tuple[str, object], ...], BERTScorer] = {}
 _lock = threading.Lock()
 Options = Settings | Mapping[str, Any]
@@ -47,7 +47,7 @@ def scorer_for(settings: Settings, idf_texts: Refs | None = None, *, shared: boo
     """The scorer of ``settings``: the one kept between calls (``shared``) or one of its own; with ``idf=True`` and
     ``idf_texts`` (strings, or lists of strings, flattened), weighing tokens by idf counted over them."""
     if shared:
-        key = settings.numbers_key(ignore=("batch_size", "nthreads"))
+        key = settings.scorer_key()
         with _lock:
             scorer = _scorers.get(key)
         if scorer is None:

@@ -1,5 +1,5 @@
 """Where a command's files go: never over one of its inputs or another of its outputs, and only where a file can
-be written, checked before any model work (the settings' :func:`~fastbertscore.settings.check_outputs` adds the
+be written, checked before any model work (the commands' :func:`~fastbertscore.cli.common.check_outputs` adds the
 files the settings' flags read; every command calls that)."""
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
 from fastbertscore.pipeline.embedder import BatchHook, Embedder
 from fastbertscore.pipeline.engine import score_pairs
-from fastbertscore.pipeline.prepare import Weights
-from fastbertscore.pipeline.weights import sentence_weights
+from fastbertscore.pipeline.weights import Weights, sentence_weights
 from fastbertscore.result import ScoreResult, Scores, best_of_groups, split_prf
 from fastbertscore.scorer_attributes import ScorerAttributes
 from fastbertscore.settings import Settings

@@ -65,7 +65,7 @@ class ScorerAttributes:
     def signature(self) -> Signature:
         """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``)."""
         baseline = self._loaded_baseline()[1] if self.rescale_with_baseline else None  # its digest: read the table
-        return assembly.describe(self.settings, self.embedder, self._idf.mapping if self._idf else None, baseline)
+        return assembly.signature_of(self.settings, self.embedder, self._idf.mapping if self._idf else None, baseline)
 
     @property
     def hash(self) -> str:

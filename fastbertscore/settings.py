@@ -6,19 +6,16 @@ entry points build a :class:`Settings` and hand it to the engine; the CLIs make 
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
-from fastbertscore.models.layer_registry import registry_path
-from fastbertscore.outputs import refuse_overwriting_inputs, same_file
 from fastbertscore.pipeline.weights import check_idf_mapping
 from fastbertscore.validate import (
     LONG_INPUTS,
@@ -29,10 +26,24 @@ from fastbertscore.validate import (
 
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Options that change no number and that every path passes per call: a scorer serves any value of them.
+PER_CALL = ("batch_size", "nthreads")
+#: The first option that is ours: the fields before it are ``bert_score.BERTScorer``'s, in its order.
+FIRST_ADDITION = "baseline_repo"
+#: The line of a docstring that :func:`documenting_options` replaces with every option's help (a Google-style
+#: argument itself, for readers of the source).
+OPTIONS_LINE = "**options: the fields of fastbertscore.Settings, each by its name."
+#: Where the options' help is wrapped in docstrings and the metric card.
+DOC_WIDTH = 116
+#: How the options' annotations read in a docstring.
+_KINDS = {"Mapping[int, float]": "mapping", "LongInputs": "str", "DType": "str", "os.PathLike": "path"}
 
 
 def _option(default: T, *flags: str, help: str, **argparse_kwargs: object) -> T:
-    """A settings field and how the CLIs spell it (no flags: not on the command line)."""
+    """A settings field, its help (written here once: the CLIs, the metric card and ``score``'s docstring show it;
+    other options named in `backticks`) and how the CLIs spell it (no flags: not on the command line)."""
     return field(default=default, metadata={"flags": flags, "help": help, "argparse": argparse_kwargs})
 
 
@@ -47,32 +58,58 @@ class Settings:
     """
 
     model_type: str | None = _option(
-        None, "-m", "--model", help="model id or folder (default without --lang: the embedded default model)"
+        None,
+        "-m",
+        "--model",
+        help="model id (Hub) or local folder, e.g. sentence-transformers/all-MiniLM-L6-v2 (embedded: works "
+        "offline); default: the model of `lang`",
     )
     num_layers: int | None = _option(
-        None, "-l", "--num_layers", help="layer to use (default: the model's tuned layer)", type=int
+        None,
+        "-l",
+        "--num_layers",
+        type=int,
+        help="the layer whose embeddings are matched; default: the model's tuned layer (3 for the embedded model), "
+        "or three quarters of its depth for a model without one",
     )
-    batch_size: int = _option(64, "-b", "--batch_size", help="sentences per encoder batch at most", type=int)
+    batch_size: int = _option(
+        64, "-b", "--batch_size", type=int, help="sentences per encoder batch at most; changes no number"
+    )
     nthreads: int = _option(
-        4, "--nthreads", help="accepted for compatibility (tokenizing is already parallel)", type=int
+        4, "--nthreads", type=int, help="accepted for compatibility (tokenizing is already parallel)"
     )
-    all_layers: bool = _option(False, help="score with every layer: (L + 1, N) tensors")
+    all_layers: bool = _option(
+        False,
+        help="score with every layer: each result holds L + 1 rows of N values, one per layer (row 0: the embeddings)",
+    )
     idf: bool | Mapping[int, float] = _option(
-        False, "--idf", help="weight tokens by idf over the references (in Python also a {token_id: weight} mapping)"
+        False,
+        "--idf",
+        help="weight tokens by inverse document frequency, counted over the references; in Python also the weights "
+        "themselves, a {token_id: weight} mapping (a collections.defaultdict for unseen tokens)",
     )
-    device: str | None = _option(None, "--device", help="cpu, cuda, cuda:1, mps (default: cuda when available)")
+    device: str | None = _option(
+        None, "--device", help="cpu, cuda, cuda:1, mps, ...; default: cuda when torch sees one, else cpu"
+    )
     lang: str | None = _option(
-        None, "--lang", help="language code (en, zh, de, ...): picks the default model and baseline"
+        None,
+        "--lang",
+        help="language code (en, zh, de, ...): picks the default model and the baseline; needed with "
+        "`rescale_with_baseline` unless `baseline_path` is given",
     )
     rescale_with_baseline: bool = _option(
-        False, "--rescale_with_baseline", help="rescale with the baseline of the model"
+        False,
+        "--rescale_with_baseline",
+        help="rescale with the baseline of the model and `lang`: (x - b) / (1 - b), so unrelated text scores near 0",
     )
     baseline_path: str | None = _option(None, "--baseline_path", help="a LAYER,P,R,F baseline file of your own")
-    use_fast_tokenizer: bool = _option(False, "--use_fast_tokenizer", help="ask for the fast tokenizer (opt-in)")
+    use_fast_tokenizer: bool = _option(
+        False, "--use_fast_tokenizer", help="ask transformers for the model's fast tokenizer (opt-in)"
+    )
     baseline_repo: str | None = _option(
         None,
         "--baseline_repo",
-        help="Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)",
+        help="the Hub dataset repo of baselines (default: $FASTBERTSCORE_BASELINE_REPO or fastbertscore/baselines)",
     )
     baseline_revision: str | None = _option(
         None, "--baseline_revision", help="its branch, tag or commit (default: main)"
@@ -81,38 +118,51 @@ class Settings:
         "truncate",
         "--long_inputs",
         choices=LONG_INPUTS,
-        help="texts longer than the model's window: cut as bert-score (default), score through sliding windows, or fail",
+        help="texts longer than the model's window: truncate cuts them as bert-score does (default), window scores "
+        "them in full through overlapping windows, error refuses them",
     )
     window_stride: int | None = _option(
-        None, "--window_stride", type=int, help="tokens neighbouring windows share (default: a quarter of the window)"
+        None,
+        "--window_stride",
+        type=int,
+        help="tokens neighbouring windows share when `long_inputs` is window (default: a quarter of the window)",
     )
     dtype: DType = _option(
         "float32",
         "--dtype",
         choices=DTYPE_CHOICES,
-        help="encoder precision: float32 is exact (default); bfloat16/float16 are within ~2e-3 and faster only where "
-        "the hardware runs them faster; auto picks the fastest that holds on the device (on a CPU, bfloat16 only "
-        "where its matrix products measure faster)",
+        help="encoder precision: float32 is exact (default); bfloat16 and float16 (GPU) are within about 2e-3 and "
+        "faster only where the hardware runs them faster (several times slower on CPUs without AVX512-BF16); auto "
+        "picks the fastest that holds those bounds on the device (on a CUDA GPU bfloat16 or float16, on a CPU "
+        "bfloat16 only where its matrix products measure faster). The hash names the precision used",
     )
-    cache_mb: int = _option(0, "--cache_mb", type=int, help="keep up to this many MB of sentence embeddings in memory")
+    cache_mb: int = _option(
+        0,
+        "--cache_mb",
+        type=int,
+        help="megabytes of sentence embeddings kept in memory, reused when a text comes again (0: none); changes "
+        "no number",
+    )
     memory_mb: int | None = _option(
         None,
         "--memory_mb",
         type=int,
         help="MB one call holds at once beyond the model and its tokens: embeddings, matching buffers and the "
         "encoder's work on a batch (default: sized to the device: host RAM on CPU, free GPU memory on CUDA); past "
-        "it, embeddings later pairs need spill to a temporary folder. Changes no number",
+        "it, embeddings later pairs need spill to a temporary folder. Changes no number and is not in the hash",
     )
     cache_dir: str | os.PathLike | None = _option(
         None,
         "--cache_dir",
-        help="keep sentence embeddings in this folder, reused by later runs; writable by trusted users only (anyone "
-        "who writes there can change your scores); private to you unless FASTBERTSCORE_CACHE_GROUP=1",
+        help="keep sentence embeddings in this folder (checksummed files), reused by later runs; writable by "
+        "trusted users only (anyone who writes there can change your scores); private to you unless "
+        "FASTBERTSCORE_CACHE_GROUP=1",
     )
     layer_registry: bool = _option(
         False,
         "--layer_registry",
-        help="for a model without a published layer, use the one recorded by `bertscore tune-layer --record`",
+        help="for a model without a published layer, use the one `bertscore tune-layer --record` saved (the hash "
+        "names it in its layer)",
     )
 
     def __post_init__(self) -> None:
@@ -160,11 +210,12 @@ class Settings:
     def replace(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
-    def numbers_key(self, ignore: tuple[str, ...] = ()) -> tuple[tuple[str, object], ...]:
-        """What a scorer built from these settings depends on (less ``ignore``); equal keys, equal scorers."""
+    def scorer_key(self) -> tuple[tuple[str, object], ...]:
+        """What a scorer built from these settings is: every option but :data:`PER_CALL` (a mapping by its items, a
+        path as a string); settings with equal keys build interchangeable scorers."""
         out = []
         for f in fields(self):
-            if f.name in ignore:
+            if f.name in PER_CALL:
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
@@ -175,6 +226,26 @@ class Settings:
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
+
+    @classmethod
+    def help_of(cls, name: str) -> str:
+        """Option ``name``'s help, as written once in its field (other options named in `backticks`)."""
+        return next(f.metadata["help"] for f in fields(cls) if f.name == name)
+
+    @classmethod
+    def options_doc(cls, indent: int) -> str:
+        """Every option as a docstring's ``Args`` lines, ``name (kind): help`` (``extra``: not one of bert-score's),
+        wrapped at :data:`DOC_WIDTH` under ``indent`` spaces: what the metric card and ``score``'s docstring show."""
+        ours = cls.names().index(FIRST_ADDITION)
+        lines = []
+        for index, f in enumerate(fields(cls)):
+            kinds = dict.fromkeys(_KINDS.get(part, part) for part in str(f.type).split(" | ") if part != "None")
+            kind = " or ".join(kinds) + (", extra" if index >= ours else "")
+            first = f"{' ' * indent}{f.name} ({kind}): {f.metadata['help']}."
+            lines += textwrap.wrap(
+                first, DOC_WIDTH, subsequent_indent=" " * (indent + 4), break_long_words=False, break_on_hyphens=False
+            )
+        return "\n".join(lines)
 
     @classmethod
     def keyword_parameters(cls) -> list[inspect.Parameter]:
@@ -199,59 +270,12 @@ class Settings:
         return cls(**options)
 
 
-def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:
-    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`.
-
-    ``exclude`` leaves settings out; ``taken`` are option strings the command uses for itself (``-b``), dropped
-    from the settings' spellings (``--batch_size`` stays).
-    """
-    for f in fields(Settings):
-        flags = [flag for flag in f.metadata["flags"] if flag not in taken]
-        if not flags or f.name in exclude:
-            continue
-        extra = dict(f.metadata["argparse"])
-        if f.default is False:
-            extra["action"] = "store_true"
-        parser.add_argument(*flags, dest=f.name, default=f.default, help=f.metadata["help"], **extra)
-
-
-def files_read(args: argparse.Namespace) -> dict[str, Path]:
-    """The files the settings' flags make a run read, by how they were named: ``--baseline_path``, and the layer
-    registry with ``--layer_registry``."""
-    read: dict[str, Path] = {}
-    if getattr(args, "baseline_path", None):
-        read["--baseline_path"] = Path(args.baseline_path)
-    if getattr(args, "layer_registry", False):
-        read["--layer_registry's registry"] = registry_path()
-    return read
-
-
-def check_outputs(
-    args: argparse.Namespace,
-    outputs: Mapping[str, str | os.PathLike[str]],
-    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
-    *,
-    updates: Mapping[str, str | os.PathLike[str]] | None = None,
-) -> None:
-    """The one check of a command's files, which every command that writes calls before any model work: no output
-    over one of ``inputs`` (None: not given), over a file the settings' flags read (:func:`files_read`) or over
-    another output, and each output a file that can be written where it is named
-    (:func:`~fastbertscore.outputs.refuse_overwriting_inputs`). ``updates`` are files the command reads and
-    rewrites on purpose (``tune-layer --record``'s registry): outputs, except against themselves as read.
-
-    Raises:
-        ValueError: one line naming the output and what it would overwrite, or what is wrong with its path.
-    """
-    given = {name: path for name, path in (inputs or {}).items() if path is not None}
-    read = {
-        name: path
-        for name, path in files_read(args).items()
-        if not any(same_file(path, Path(updated)) for updated in (updates or {}).values())
-    }
-    refuse_overwriting_inputs({**outputs, **(updates or {})}, {**given, **read})
-
-
-def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:
-    """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
-    given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
-    return Settings(**{**given, **overrides})
+def documenting_options(function: F) -> F:
+    """``function`` with the line :data:`OPTIONS_LINE` of its docstring replaced by every option's help, at that
+    line's indent (:meth:`Settings.options_doc`)."""
+    if function.__doc__:  # None under python -OO
+        function.__doc__ = "\n".join(
+            Settings.options_doc(len(line) - len(line.lstrip())) if line.strip() == OPTIONS_LINE else line
+            for line in function.__doc__.split("\n")
+        )
+    return function

@@ -118,7 +118,7 @@ def all_cli_flags() -> frozenset[str]:
         found |= help_flags(text)
         for sub in help_subcommands(text):
             found |= help_flags(cli_help(command, sub))
-    for module in ("fastbertscore", "fastbertscore.scale.distributed", "fastbertscore.scale.raydata"):
+    for module in ("fastbertscore", "fastbertscore.cli.torchrun", "fastbertscore.cli.raydata"):
         found |= help_flags(module_help(module))
     return frozenset(found)
 

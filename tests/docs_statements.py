@@ -137,13 +137,18 @@ def card_findings(names: set[str]) -> list[str]:
 
 
 def card_arg_names(module_source: str) -> set[str]:
-    """The inputs that bertscore.py's _KWARGS_DESCRIPTION lists under Args."""
+    """The inputs that bertscore.py's _KWARGS_DESCRIPTION lists under Args (its text as the module makes it: written
+    there, with the settings' lines from ``fastbertscore.Settings.options_doc``)."""
+    import fastbertscore
+
     tree = ast.parse(module_source)
-    text = next(
-        n.value.value
+    value = next(
+        n.value
         for n in tree.body
         if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_KWARGS_DESCRIPTION"
     )
+    # the expression alone, on the package alone: the module itself would import evaluate and datasets
+    text = eval(compile(ast.Expression(value), "bertscore.py", "eval"), {"fastbertscore": fastbertscore})
     args = text.split("Args:", 1)[1].split("Returns:", 1)[0]
     return {n for line in re.findall(r"^ {4}(\w+(?:, \w+)*) \(", args, re.MULTILINE) for n in line.split(", ")}
 

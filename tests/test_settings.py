@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import re
+from dataclasses import fields
+
 import pytest
 import torch
-from paths import MINILM
+from paths import MINILM, REPO
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
+from fastbertscore.cli.main import main as bertscore
 from fastbertscore.settings import Settings
 
 
@@ -58,11 +64,46 @@ def test_settings_hold_no_texts_and_idf_is_counted_over_the_flattened_references
     assert torch.equal(fb.cached_scorer(Settings(model_type=MINILM), refs).weights().table, counted.fallback)
 
 
-def test_numbers_key_ignores_only_what_it_is_told():
-    a, b = Settings(model_type=MINILM, batch_size=2), Settings(model_type=MINILM, batch_size=64)
-    assert a.numbers_key() != b.numbers_key()
-    assert a.numbers_key(ignore=("batch_size",)) == b.numbers_key(ignore=("batch_size",))
-    assert (
-        Settings(model_type=MINILM, idf={1: 2.0}).numbers_key()
-        != Settings(model_type=MINILM, idf={1: 3.0}).numbers_key()
-    )
+def test_the_scorer_key_leaves_out_only_the_per_call_options():
+    base = Settings(model_type=MINILM)
+    assert base.scorer_key() == base.replace(batch_size=2, nthreads=1).scorer_key()
+    assert base.scorer_key() != base.replace(cache_mb=8).scorer_key()
+    assert base.replace(idf={1: 2.0}).scorer_key() != base.replace(idf={1: 3.0}).scorer_key()
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _written_texts() -> list[str]:
+    """Every string the package, the evaluate module and the Space's app write, and every Markdown page."""
+    sources = [*sorted((REPO / "fastbertscore").rglob("*.py")), REPO / "bertscore.py", REPO / "app.py"]
+    strings = [
+        _plain(node.value)
+        for path in sources
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    pages = [REPO / "README.md", REPO / "ARCHITECTURE.md", *sorted((REPO / "docs").glob("*.md"))]
+    return strings + [_plain(page.read_text(encoding="utf-8")) for page in pages]
+
+
+def test_each_options_help_is_written_once_and_shown_by_the_cli_the_card_and_score(capsys, monkeypatch):
+    written = _written_texts()
+    monkeypatch.setenv("COLUMNS", "10000")  # argparse wraps at the terminal's width
+    with pytest.raises(SystemExit):
+        bertscore(["--help"])
+    cli = _plain(capsys.readouterr().out)
+    spec = importlib.util.spec_from_file_location("bertscore_card", REPO / "bertscore.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    card, docstring = _plain(module.BERTScore.__doc__), _plain(fb.score.__doc__)
+    for f in fields(Settings):
+        help = _plain(Settings.help_of(f.name))
+        assert len(help) > 20 and sum(text.count(help) for text in written) == 1, f.name
+        for shown, where in ((card, "the metric card"), (docstring, "score's docstring")):
+            assert re.search(rf"\b{f.name} \([a-z, ]+\): {re.escape(help)}", shown), f"{where} lacks {f.name}"
+        if f.metadata["flags"]:  # on the command line, other options are named by their flags
+            assert all(_plain(part) in cli for part in re.split(r"`\w+`", help)), f"bertscore --help lacks {f.name}"
+    assert "neighbouring windows share when --long_inputs is window" in cli
+    assert "without --lang, the embedded default model" in cli

@@ -127,7 +127,7 @@ class DiskCache:
         except OSError as error:
             self._turn_off("read", error, reads=True)
             return None
-        embedding, problem = decode(data, key=key, tokens=len(ids), token_shape=self.token_shape)
+        embedding, problem = parse_entry(data, key=key, tokens=len(ids), token_shape=self.token_shape)
         if embedding is not None:
             self.hits += 1
             return embedding
@@ -163,7 +163,7 @@ class DiskCache:
             real_folder(path.parent, self.folder_mode)  # a shard that is a link is refused: no write through it
             if path.exists():
                 return
-            data = encode(embedding, key)
+            data = entry_bytes(embedding, key)
             tmp = self.folder / TEMPORARY_FOLDER
             write_atomic(path, data, durable=False, temporary_folder=tmp, mode=self.entry_mode)
         except OSError as error:  # a full or read-only disk costs speed, never a score
@@ -183,7 +183,7 @@ class DiskCache:
             logger.warning(message, *args)
 
 
-def encode(embedding: torch.Tensor, key: str) -> bytes:
+def entry_bytes(embedding: torch.Tensor, key: str) -> bytes:
     """An entry's bytes: magic, header size, a JSON header (``key``, ``shape``, ``sha256``), float32 payload."""
     payload = embedding.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
     header = {"key": key, "shape": list(embedding.shape), "sha256": hashlib.sha256(payload).hexdigest()}
@@ -194,7 +194,7 @@ def encode(embedding: torch.Tensor, key: str) -> bytes:
 _OLD_FORMAT = "written in an earlier format"
 
 
-def decode(
+def parse_entry(
     data: bytes, *, key: str, tokens: int, token_shape: tuple[int, ...]
 ) -> tuple[torch.Tensor | None, str | None]:
     """``(embedding, None)`` if ``data`` is a sound entry of ``key`` for a text of ``tokens`` tokens, else

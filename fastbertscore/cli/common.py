@@ -1,5 +1,7 @@
-"""What every ``bertscore`` command shares: the settings' flags, the embedded-model default, reading texts from
-files, strings or stdin, and one-line errors with exit codes (0 ok, 2 bad input or usage, 1 anything else)."""
+"""What every command shares (``bertscore`` and its commands, torchrun's and Ray's scripts): the settings' flags
+(made from :class:`~fastbertscore.Settings`' fields, and settings from them), the one check of a command's files,
+the embedded-model default, reading texts from files, strings or stdin, and one-line errors with exit codes (0 ok, 2
+bad input or usage, 1 anything else)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,18 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import read_json_lines, read_lines, split_lines
 from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.settings import Settings, add_arguments, from_arguments
+from fastbertscore.models.layer_registry import registry_path
+from fastbertscore.outputs import refuse_overwriting_inputs, same_file
+from fastbertscore.settings import Settings
 
 # A lone word with an extension ("refs.txt", "data/hyp.en") is taken for a file name, so a typo in a path
 # is reported instead of being scored as a one-word sentence.
@@ -25,6 +30,76 @@ _LOOKS_LIKE_PATH = re.compile(r"^\S*([/\\]\S+|\.[A-Za-z0-9]{1,6})$")
 
 class InputError(ValueError):
     """Bad command-line input; reported in one line with exit code 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:
+    """The settings' flags on ``parser``: names, defaults, choices and help from :class:`Settings`.
+
+    ``exclude`` leaves settings out; ``taken`` are option strings the command uses for itself (``-b``), dropped
+    from the settings' spellings (``--batch_size`` stays).
+    """
+    for f in fields(Settings):
+        flags = [flag for flag in f.metadata["flags"] if flag not in taken]
+        if not flags or f.name in exclude:
+            continue
+        extra = dict(f.metadata["argparse"])
+        if f.default is False:
+            extra["action"] = "store_true"
+        parser.add_argument(*flags, dest=f.name, default=f.default, help=flag_help(f.name), **extra)
+
+
+#: What the commands add to an option's help: where their default differs from the library's.
+COMMAND_DEFAULTS = {"model_type": "; without --lang, the embedded default model"}
+
+
+def flag_help(name: str) -> str:
+    """Option ``name``'s help (:meth:`~fastbertscore.Settings.help_of`, written once there) in the command line's
+    words: other options named by their flags."""
+    flags, _ = _keywords()
+    text = re.sub(r"`(\w+)`", lambda found: flags.get(found[1], found[0]), Settings.help_of(name))
+    return text + COMMAND_DEFAULTS.get(name, "")
+
+
+def files_read(args: argparse.Namespace) -> dict[str, Path]:
+    """The files the settings' flags make a run read, by how they were named: ``--baseline_path``, and the layer
+    registry with ``--layer_registry``."""
+    read: dict[str, Path] = {}
+    if getattr(args, "baseline_path", None):
+        read["--baseline_path"] = Path(args.baseline_path)
+    if getattr(args, "layer_registry", False):
+        read["--layer_registry's registry"] = registry_path()
+    return read
+
+
+def check_outputs(
+    args: argparse.Namespace,
+    outputs: Mapping[str, str | os.PathLike[str]],
+    inputs: Mapping[str, str | os.PathLike[str] | None] | None = None,
+    *,
+    updates: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> None:
+    """The one check of a command's files, which every command that writes calls before any model work: no output
+    over one of ``inputs`` (None: not given), over a file the settings' flags read (:func:`files_read`) or over
+    another output, and each output a file that can be written where it is named
+    (:func:`~fastbertscore.outputs.refuse_overwriting_inputs`). ``updates`` are files the command reads and
+    rewrites on purpose (``tune-layer --record``'s registry): outputs, except against themselves as read.
+
+    Raises:
+        ValueError: one line naming the output and what it would overwrite, or what is wrong with its path.
+    """
+    given = {name: path for name, path in (inputs or {}).items() if path is not None}
+    read = {
+        name: path
+        for name, path in files_read(args).items()
+        if not any(same_file(path, Path(updated)) for updated in (updates or {}).values())
+    }
+    refuse_overwriting_inputs({**outputs, **(updates or {})}, {**given, **read})
+
+
+def from_arguments(args: argparse.Namespace, **overrides: Any) -> Settings:
+    """Settings from a namespace filled by :func:`add_arguments` (fields without a flag keep their defaults)."""
+    given = {name: getattr(args, name) for name in Settings.names() if hasattr(args, name)}
+    return Settings(**{**given, **overrides})
 
 
 def add_common(parser: argparse.ArgumentParser, taken: tuple[str, ...] = ()) -> None:

@@ -7,10 +7,9 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastbertscore.cli.common import guarded
+from fastbertscore.cli.common import add_arguments, check_outputs, from_arguments, guarded
 from fastbertscore.files import write_atomic
 from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.settings import add_arguments, check_outputs, from_arguments
 
 if TYPE_CHECKING:
     from fastbertscore.metaeval import Judgments

@@ -8,9 +8,8 @@ import math
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import add_common, guarded, json_lines, settings_from
+from fastbertscore.cli.common import add_common, check_outputs, guarded, json_lines, settings_from
 from fastbertscore.files import write_atomic
-from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

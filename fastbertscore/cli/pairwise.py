@@ -12,13 +12,13 @@ from fastbertscore.cli.common import (
     InputError,
     TypedFlag,
     add_common,
+    check_outputs,
     file_lines,
     flag_of,
     guarded,
     settings_from,
 )
 from fastbertscore.files import write_atomic
-from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

@@ -7,9 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import InputError, TypedFlag, add_common, flag_of, guarded, settings_from
+from fastbertscore.cli.common import InputError, TypedFlag, add_common, check_outputs, flag_of, guarded, settings_from
 from fastbertscore.files import write_figure
-from fastbertscore.settings import check_outputs
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

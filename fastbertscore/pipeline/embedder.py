@@ -20,8 +20,9 @@ from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.forward import encode, pad_id_of
-from fastbertscore.pipeline.prepare import Names, Prepared, Weights, check_long, text_weights, warn_unknown
+from fastbertscore.pipeline.prepare import Names, Prepared, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
+from fastbertscore.pipeline.weights import Weights
 from fastbertscore.pipeline.windows import WindowSpec
 from fastbertscore.validate import LongInputs
 

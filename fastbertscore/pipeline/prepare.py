@@ -16,7 +16,7 @@ import torch
 
 from fastbertscore.pipeline.batching import Packed
 from fastbertscore.pipeline.tokens import EMPTY_SCORES, Tokenized
-from fastbertscore.pipeline.weights import MissingWeight, token_weights
+from fastbertscore.pipeline.weights import MissingWeight, Weights, token_weights
 from fastbertscore.validate import LongInputs
 
 if TYPE_CHECKING:
@@ -32,14 +32,6 @@ UNKNOWN_SCORES = (
     "the model reads every character it does not know as the same token, so such texts match one another whatever "
     "they say (one unknown symbol against another scores F = 1)"
 )
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Token weights: ``table`` ``(vocab,)`` (idf or plain), ``fallback`` for texts whose weights are all 0."""
-
-    table: torch.Tensor
-    fallback: torch.Tensor
 
 
 @dataclass(frozen=True)

@@ -51,12 +51,12 @@ def tokenize(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: i
     special token (T5) or none (GPT-2).
     """
     stripped = [text.strip() for text in texts]
-    ids = _encode(tokenizer, stripped, None)  # in full: a text no longer than max_length is the same either way
+    ids = _token_ids(tokenizer, stripped, None)  # in full: a text no longer than max_length is the same either way
     truncated: list[int] = []
     if max_length is not None:
         truncated = [i for i, seq in enumerate(ids) if len(seq) > max_length]
         if truncated:  # cut where and as the tokenizer cuts (its truncation side, its special tokens)
-            cut = _encode(tokenizer, [stripped[i] for i in truncated], max_length)
+            cut = _token_ids(tokenizer, [stripped[i] for i in truncated], max_length)
             for i, seq in zip(truncated, cut, strict=True):
                 ids[i] = seq
     n_special = tokenizer.num_special_tokens_to_add(pair=False)
@@ -100,7 +100,7 @@ def pieces(tokenizer: PreTrainedTokenizerBase, text: str, max_length: int | None
 _SLICE = 4096
 
 
-def _encode(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> list[list[int]]:
+def _token_ids(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> list[list[int]]:
     backend = _own_backend(tokenizer) if max_length is None else None
     ids: list[list[int]] = []
     for start in range(0, len(texts), _SLICE):

@@ -11,11 +11,20 @@ import logging
 import math
 import struct
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import SupportsFloat, cast
 
 import torch
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Token weights: ``table`` ``(vocab,)`` (idf or plain), ``fallback`` for texts whose weights are all 0."""
+
+    table: torch.Tensor
+    fallback: torch.Tensor
 
 
 def document_frequencies(id_lists: Iterable[list[int]], vocab_size: int) -> torch.Tensor:

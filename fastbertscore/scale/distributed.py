@@ -4,24 +4,22 @@ idf stays corpus-level: every rank counts document frequencies over its share of
 vocabulary-sized integer tensor, and one all-reduce of the counts (and of the document count) gives every
 rank exactly the single-process idf before any scoring. No sampler pads or repeats items.
 
-    torchrun --nproc_per_node 4 -m fastbertscore.scale.distributed -c cands.txt -r refs.txt -m MODEL --out scores.tsv
+    torchrun --nproc_per_node 4 -m fastbertscore.cli.torchrun -c cands.txt -r refs.txt -m MODEL --out scores.tsv
+
+runs :func:`score_distributed` on every rank (the command is :mod:`fastbertscore.cli.torchrun`).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 from typing import Any, Literal, overload
 
 import torch
 import torch.distributed as dist
 
-from fastbertscore.files import read_lines, write_scores
 from fastbertscore.front import checked, resolve, run
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
-from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
+from fastbertscore.settings import Settings
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 
@@ -104,33 +102,5 @@ def score_distributed(
     return scores[:, 0], scores[:, 1], scores[:, 2]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m fastbertscore.scale.distributed", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")
-    parser.add_argument("-r", "--ref", required=True, help="reference file, one per line")
-    parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, written by rank 0")
-    add_arguments(parser, exclude=("device",))  # each rank takes the GPU of its LOCAL_RANK
-    args = parser.parse_args(argv)
-    try:
-        check_outputs(args, {"--out": args.out}, {"-c": args.cand, "-r": args.ref})
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    cuda = torch.cuda.is_available()
-    dist.init_process_group("nccl" if cuda else "gloo")
-    try:
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        device = f"cuda:{local % torch.cuda.device_count()}" if cuda else "cpu"
-        cands, refs = read_lines(args.cand), read_lines(args.ref)
-        out = score_distributed(cands, refs, to="rank0", settings=from_arguments(args, device=device))
-        if out is not None:
-            write_scores(args.out, *out)
-    finally:
-        dist.destroy_process_group()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the command lives with the others now
+    raise SystemExit("the command moved: torchrun -m fastbertscore.cli.torchrun (same flags)")

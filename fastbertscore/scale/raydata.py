@@ -12,19 +12,15 @@ results are put back in input order.
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from fastbertscore.files import pairs_from_rows, read_rows, write_scores
 from fastbertscore.front import checked, resolve, run
 from fastbertscore.idf import IdfWeights
 from fastbertscore.result import Scores
-from fastbertscore.settings import Settings, add_arguments, check_outputs, from_arguments
 from fastbertscore.validate import Refs, Texts, check_pairs
 
 if TYPE_CHECKING:
@@ -179,46 +175,5 @@ def _model_kwargs(scorer_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in scorer_kwargs.items() if k in keep}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m fastbertscore.scale.raydata", description="Score a file of pairs on Ray."
-    )
-    parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
-    parser.add_argument("--candidate-column", default="candidate")
-    parser.add_argument("--reference-column", nargs="+", default=["reference"])
-    parser.add_argument("--address", default=None, help="Ray cluster address (default: start or join a local one)")
-    parser.add_argument("--concurrency", type=int, help="actors (default: the number of GPUs, or 1)")
-    parser.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 when the cluster has GPUs)")
-    parser.add_argument("--num-cpus", type=float, help="CPUs per actor")
-    parser.add_argument("--batch-size", dest="ray_batch_size", type=int, default=256, help="pairs per Ray batch")
-    parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, in input order")
-    add_arguments(parser, exclude=("device", "batch_size"))  # actors take their own device
-    args = parser.parse_args(argv)
-    settings = from_arguments(args)
-    import ray
-
-    try:
-        check_outputs(args, {"--out": args.out}, {"pairs": args.pairs})
-        cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
-    except ValueError as error:
-        print(f"error: {args.pairs}: {error}", file=sys.stderr)
-        return 2
-    if not ray.is_initialized():
-        ray.init(address=args.address)
-    options = {name: value for name, value in vars(args).items() if name in Settings.names() and name != "idf"}
-    P, R, F = score_with_ray(
-        cands,
-        refs,
-        idf=settings.idf is True,  # --idf is a flag: True or False, never a mapping
-        batch_size=args.ray_batch_size,
-        concurrency=args.concurrency,
-        num_gpus=args.num_gpus,
-        num_cpus=args.num_cpus,
-        **options,
-    )
-    write_scores(args.out, P, R, F)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the command lives with the others now
+    raise SystemExit("the command moved: python -m fastbertscore.cli.raydata (same flags)")

@@ -25,7 +25,7 @@ from fastbertscore.space.api import check_score_arguments, score_json
 from fastbertscore.space.charts import f1_chart, histogram
 from fastbertscore.space.handlers import (
     compare_systems,
-    score,
+    score_api,
     score_file,
     score_pair,
     settings_for,
@@ -192,7 +192,7 @@ __all__ = [
     "raw_hash",
     "reference_columns",
     "reference_words",
-    "score",
+    "score_api",
     "score_file",
     "score_json",
     "score_pair",

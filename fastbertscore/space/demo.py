@@ -192,7 +192,7 @@ def build_demo() -> gr.Blocks:
             _batch_tab(shared)
         with gr.Tab("Compare systems"):
             _compare_tab(shared)
-        gr.api(endpoints.score, api_name="score")
+        gr.api(endpoints.score_api, api_name="score")
     demo.queue(default_concurrency_limit=2, max_size=64)
     return demo
 

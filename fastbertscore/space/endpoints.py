@@ -122,7 +122,7 @@ def compare(
     return _show_compare(_served("compare", request, lambda run: handlers.compare_systems(*boxes, run=run)))
 
 
-def score(
+def score_api(
     candidate: str,
     reference: str,
     model: str = DEFAULT_MODEL,
@@ -132,7 +132,7 @@ def score(
     dtype: str = "float32",
     request: gr.Request | None = None,
 ) -> dict[str, object]:
-    """The ``score`` API endpoint (:func:`~fastbertscore.space.handlers.score`)."""
+    """The ``score`` API endpoint (:func:`~fastbertscore.space.handlers.score_api`)."""
     return _served(
-        "score", request, lambda run: handlers.score(candidate, reference, model, num_layers, lang, idf, dtype, run)
+        "score", request, lambda run: handlers.score_api(candidate, reference, model, num_layers, lang, idf, dtype, run)
     )

@@ -1,6 +1,6 @@
 """What each of the Space's buttons does, as plain functions: boxes in, numbers, tables and figures out.
 
-Each tab has one handler (``score_pair``, ``score_file``, ``compare_systems``, ``score``) that a test calls directly,
+Each tab has one handler (``score_pair``, ``score_file``, ``compare_systems``, ``score_api``) that a test calls directly,
 with no browser and no Gradio. Its body is two steps: it refuses bad input (``ValueError``/``TypeError`` naming the
 box and the limit) and counts the request's work (:mod:`~fastbertscore.space.work`) with no model work, then hands
 the model step, a :class:`~fastbertscore.space.runner.Job`, to ``run``: by default the job runs here; the page
@@ -211,7 +211,7 @@ def _compare(
     return CompareView(tables.compare_table(result, rescaled), summary, f1_chart(result, rescaled), result)
 
 
-def score(
+def score_api(
     candidate: str,
     reference: str,
     model: str | None = DEFAULT_MODEL,

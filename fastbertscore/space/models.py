@@ -34,7 +34,7 @@ NOTES: BoundedCache[str] = BoundedCache(MAX_NOTES, MAX_NOTE_BYTES)
 def note_key(settings: Settings) -> tuple:
     """What decides whether ``settings`` have a baseline: every setting but idf and those that change no number."""
     plain = replace(settings, rescale_with_baseline=True, idf=False)
-    return plain.numbers_key(ignore=("batch_size", "nthreads"))
+    return plain.scorer_key()
 
 
 def no_baseline_note(lang: str, model: str) -> str:

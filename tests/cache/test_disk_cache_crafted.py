@@ -16,7 +16,7 @@ from paths import MINILM
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
-from fastbertscore.cache.disk import MAX_HEADER_BYTES, DiskCache, decode, encode, entry_key
+from fastbertscore.cache.disk import MAX_HEADER_BYTES, DiskCache, entry_bytes, entry_key, parse_entry
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -27,7 +27,7 @@ STORED = _RAW / _RAW.norm(dim=-1, keepdim=True)  # unit length per token, as eve
 KEY = entry_key(IDS)
 PAYLOAD = STORED.numpy().tobytes()
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
-MAGIC = encode(STORED, KEY)[:8]
+MAGIC = entry_bytes(STORED, KEY)[:8]
 
 
 def _entry(header: bytes, payload: bytes = PAYLOAD, size: int | None = None) -> bytes:
@@ -59,18 +59,18 @@ CRAFTED = {
 
 @pytest.mark.parametrize("name", list(CRAFTED))
 def test_crafted_headers_are_refused_with_a_reason(name):
-    embedding, problem = decode(_entry(CRAFTED[name]), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
+    embedding, problem = parse_entry(_entry(CRAFTED[name]), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
     assert embedding is None and problem
 
 
 def test_header_size_and_non_finite_values_are_bounded():
     header = _header()
-    assert decode(_entry(header), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[0] is not None
-    huge = decode(_entry(header, size=2**32 - 1), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
+    assert parse_entry(_entry(header), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[0] is not None
+    huge = parse_entry(_entry(header, size=2**32 - 1), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
     assert huge == (None, f"a header of {2**32 - 1} bytes (at most {MAX_HEADER_BYTES})")
     nan = STORED.clone()
     nan[1, 2] = float("nan")
-    problem = decode(encode(nan, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
+    problem = parse_entry(entry_bytes(nan, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
     assert problem == "values that are not finite"
 
 
@@ -78,7 +78,7 @@ def test_a_sound_entry_of_other_lengths_is_refused():
     """A file with the right key, shape and checksum whose vectors are not unit length (planted by hand) would move
     every score it enters: refused like any damaged entry."""
     for scale in (1000.0, 0.5, 0.0):
-        problem = decode(encode(STORED * scale, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
+        problem = parse_entry(entry_bytes(STORED * scale, KEY), key=KEY, tokens=len(IDS), token_shape=(WIDTH,))[1]
         assert problem == "token vectors that are not of unit length"
 
 
@@ -128,14 +128,14 @@ sizes = st.one_of(st.none(), st.integers(0, 2**32 - 1))
 files = st.one_of(
     st.builds(_entry, headers, payloads, sizes),
     st.binary(max_size=300),
-    st.builds(lambda data, cut: data[:cut], st.just(encode(STORED, KEY)), st.integers(0, 200)),
+    st.builds(lambda data, cut: data[:cut], st.just(entry_bytes(STORED, KEY)), st.integers(0, 200)),
 )
 
 
 @FUZZ
 @given(data=files)
 def test_no_file_makes_the_decoder_raise_or_return_other_numbers(data):
-    embedding, problem = decode(data, key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
+    embedding, problem = parse_entry(data, key=KEY, tokens=len(IDS), token_shape=(WIDTH,))
     if embedding is None:
         assert isinstance(problem, str) and problem
     else:

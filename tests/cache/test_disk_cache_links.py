@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from fastbertscore.cache.disk import DiskCache, encode, entry_key
+from fastbertscore.cache.disk import DiskCache, entry_bytes, entry_key
 from fastbertscore.files import STALE_TEMPORARY_SECONDS
 
 IDS = [101, 7, 8, 102]
@@ -27,7 +27,7 @@ def outside(tmp_path):
     """A folder outside the cache, with a sound entry of ``IDS`` holding other numbers."""
     folder = tmp_path / "outside"
     folder.mkdir()
-    (folder / f"{entry_key(IDS)}.emb").write_bytes(encode(OTHER, entry_key(IDS)))
+    (folder / f"{entry_key(IDS)}.emb").write_bytes(entry_bytes(OTHER, entry_key(IDS)))
     return folder
 
 

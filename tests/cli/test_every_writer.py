@@ -14,15 +14,14 @@ import pytest
 import tomllib
 from paths import RATINGS, REPO, SHIPPED_BASELINE
 
-from fastbertscore.cli import baseline, show
+from fastbertscore.cli import baseline, raydata, show, torchrun
 from fastbertscore.cli.main import COMMANDS
 from fastbertscore.cli.main import main as bertscore
-from fastbertscore.scale import distributed, raydata
 
 #: The scale-out scripts, run as ``python -m`` (torchrun's and Ray's), are commands too.
 MODULE_SCRIPTS = {
-    "python -m fastbertscore.scale.distributed": distributed.main,
-    "python -m fastbertscore.scale.raydata": raydata.main,
+    "torchrun -m fastbertscore.cli.torchrun": torchrun.main,
+    "python -m fastbertscore.cli.raydata": raydata.main,
 }
 #: What each console script runs, by the name of its target.
 SCRIPTS = {"fastbertscore.cli.main:main": bertscore, "fastbertscore.cli.show:main": show.main}
@@ -160,7 +159,7 @@ CASES = [
     Case("bertscore baseline build", BUILD[1:], "the corpus", "r/en/acme/tiny.tsv", "texts"),
     Case("bertscore-baseline build", BUILD[1:], "the corpus", "r/en/acme/tiny.tsv", "texts"),
     *[
-        Case("python -m fastbertscore.scale.distributed", argv, flag, "x.tsv", kind)
+        Case("torchrun -m fastbertscore.cli.torchrun", argv, flag, "x.tsv", kind)
         for argv, flag, kind in [
             (("-c", "{same}", "-r", "{texts}", "--out", "{same}"), "-c", "texts"),
             (("-c", "{texts}", "-r", "{same}", "--out", "{same}"), "-r", "texts"),
@@ -168,14 +167,14 @@ CASES = [
         ]
     ],
     Case(
-        "python -m fastbertscore.scale.raydata",
+        "python -m fastbertscore.cli.raydata",
         ("{same}", "--out", "{same}", "-m", NO_MODEL),
         "pairs",
         "p.tsv",
         "pairs",
     ),
     Case(
-        "python -m fastbertscore.scale.raydata",
+        "python -m fastbertscore.cli.raydata",
         ("{pairs}", "--out", "{same}", "-m", NO_MODEL, *BASELINE),
         "--baseline_path",
         "b.tsv",
@@ -251,8 +250,8 @@ FOLDERS = {
     "bertscore tune-layer": (("--data", "{data}", "--out", "{folder}"), "table.md"),
     "bertscore show": (("-c", "a cat sat", "-r", "a dog ran", "-f", "{folder}"), "out.png"),
     "bertscore-show": (("-c", "a cat sat", "-r", "a dog ran", "-f", "{folder}"), "out.png"),
-    "python -m fastbertscore.scale.distributed": (("-c", "{texts}", "-r", "{texts}", "--out", "{folder}"), "s.tsv"),
-    "python -m fastbertscore.scale.raydata": (("{pairs}", "--out", "{folder}"), "s.tsv"),
+    "torchrun -m fastbertscore.cli.torchrun": (("-c", "{texts}", "-r", "{texts}", "--out", "{folder}"), "s.tsv"),
+    "python -m fastbertscore.cli.raydata": (("{pairs}", "--out", "{folder}"), "s.tsv"),
 }
 
 
@@ -272,7 +271,7 @@ def test_a_file_updated_on_purpose_is_not_refused_as_its_own_input(tmp_path, mon
     """``tune-layer --record --layer_registry`` reads the registry and records into it (under its lock)."""
     import argparse
 
-    from fastbertscore.settings import check_outputs
+    from fastbertscore.cli.common import check_outputs
 
     registry = tmp_path / "layers.json"
     monkeypatch.setenv("FASTBERTSCORE_LAYER_REGISTRY", str(registry))

@@ -196,7 +196,7 @@ def test_the_torchrun_reader_cuts_at_newline_only(tmp_path, tiny_model):
             "--nproc_per_node",
             "1",
             "-m",
-            "fastbertscore.scale.distributed",
+            "fastbertscore.cli.torchrun",
             "-c",
             str(tmp_path / "c.txt"),
             "-r",

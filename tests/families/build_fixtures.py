@@ -29,13 +29,14 @@ import torch
 import transformers as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cases import FAMILIES, FIXTURES  # the one list of families, read by the recorder and the suite too
+from tiny_models import tiny_model  # the one factory of tiny models
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = FIXTURES
 SHARED = REPO / "benchmarks" / "data" / "human_judgments_toen.tsv"
 
-SIZE = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 2, "intermediate_size": 37}
 LIMIT = 512  # the tokenizers' model_max_length, as most Hub checkpoints of these families report
 UNLIMITED = int(1e30)  # what transformers 4 reports for a tokenizer saved without a limit (DeBERTa-v3, XLNet, mT5)
 
@@ -161,125 +162,52 @@ def _modernbert_tokenizer(tmp: Path):
 
 
 def _model(family: str, tok):
-    """A tiny random model of ``family``, shaped like that family's Hub checkpoints."""
-    n, pad = max(len(tok), tok.vocab_size, *tok.all_special_ids) + 1, tok.pad_token_id
-    pos = LIMIT + 2  # RoBERTa-style embeddings number positions from padding_idx + 1
-    if family == "bert":
-        return T.BertModel(T.BertConfig(vocab_size=n, max_position_embeddings=LIMIT, **SIZE))
-    if family in ("roberta", "xlm-roberta", "camembert"):
-        cfg_cls = {"roberta": T.RobertaConfig, "xlm-roberta": T.XLMRobertaConfig, "camembert": T.CamembertConfig}
-        model_cls = {"roberta": T.RobertaModel, "xlm-roberta": T.XLMRobertaModel, "camembert": T.CamembertModel}
-        return model_cls[family](cfg_cls[family](vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, **SIZE))
-    if family == "distilbert":
-        cfg = T.DistilBertConfig(
-            vocab_size=n, dim=32, n_layers=3, n_heads=2, hidden_dim=37, max_position_embeddings=LIMIT
-        )
-        return T.DistilBertModel(cfg)
-    if family == "albert":
-        return T.AlbertModel(T.AlbertConfig(vocab_size=n, embedding_size=16, max_position_embeddings=LIMIT, **SIZE))
-    if family == "electra":
-        return T.ElectraModel(T.ElectraConfig(vocab_size=n, embedding_size=16, max_position_embeddings=LIMIT, **SIZE))
-    if family == "deberta":
-        return T.DebertaModel(T.DebertaConfig(vocab_size=n, max_position_embeddings=LIMIT, pad_token_id=pad, **SIZE))
-    if family == "deberta-v2":  # as microsoft/deberta-v3-base: relative positions only
-        cfg = T.DebertaV2Config(
-            vocab_size=n,
-            max_position_embeddings=LIMIT,
-            relative_attention=True,
-            position_biased_input=False,
-            pos_att_type=["p2c", "c2p"],
-            position_buckets=256,
-            max_relative_positions=-1,
-            norm_rel_ebd="layer_norm",
-            share_att_key=True,
-            pad_token_id=pad,
-            **SIZE,
-        )
-        return T.DebertaV2Model(cfg)
-    if family == "mpnet":
-        return T.MPNetModel(T.MPNetConfig(vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, **SIZE))
-    if family == "xlnet":
-        return T.XLNetModel(T.XLNetConfig(vocab_size=n, d_model=32, n_layer=3, n_head=2, d_inner=37, pad_token_id=pad))
-    if family in ("t5", "mt5"):  # whole seq2seq checkpoints, as t5-small and google/mt5-small are
-        cfg_cls, model_cls = (
-            (T.T5Config, T.T5ForConditionalGeneration)
-            if family == "t5"
-            else (T.MT5Config, T.MT5ForConditionalGeneration)
-        )
-        cfg = cfg_cls(
-            vocab_size=n,
-            d_model=32,
-            d_kv=16,
-            d_ff=37,
-            num_layers=3,
-            num_decoder_layers=2,
-            num_heads=2,
-            pad_token_id=pad,
-            eos_token_id=tok.eos_token_id,
-            decoder_start_token_id=pad,
-        )
-        return model_cls(cfg)
-    seq2seq = {
-        "d_model": 32,
-        "encoder_layers": 3,
-        "decoder_layers": 1,
-        "encoder_attention_heads": 2,
-        "decoder_attention_heads": 2,
-        "encoder_ffn_dim": 37,
-        "decoder_ffn_dim": 37,
-        "pad_token_id": pad,
-        "bos_token_id": tok.bos_token_id,
-        "eos_token_id": tok.eos_token_id,
-        "vocab_size": n,
-    }
-    if family == "bart":  # facebook/bart-large is a BartModel checkpoint
-        return T.BartModel(T.BartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
-    if family == "mbart":
-        return T.MBartForConditionalGeneration(T.MBartConfig(max_position_embeddings=LIMIT + 8, **seq2seq))
-    if family == "led":
-        cfg = T.LEDConfig(
-            max_encoder_position_embeddings=LIMIT + 8,
-            max_decoder_position_embeddings=64,
-            attention_window=[8, 8, 8],
-            **seq2seq,
-        )
-        return T.LEDForConditionalGeneration(cfg)
-    if family == "longformer":
-        cfg = T.LongformerConfig(
-            vocab_size=n, max_position_embeddings=pos, pad_token_id=pad, attention_window=[8, 8, 8], **SIZE
-        )
-        return T.LongformerModel(cfg)
-    if family == "bigbird":  # full attention: bert-score's inputs are short, and block-sparse needs long ones
-        cfg = T.BigBirdConfig(
-            vocab_size=n,
-            max_position_embeddings=LIMIT,
-            attention_type="original_full",
-            pad_token_id=pad,
-            bos_token_id=tok.bos_token_id,
-            eos_token_id=tok.eos_token_id,
-            sep_token_id=tok.sep_token_id,
-            **SIZE,
-        )
-        return T.BigBirdModel(cfg)
-    if family == "modernbert":
-        cfg = T.ModernBertConfig(
-            vocab_size=n,
-            max_position_embeddings=LIMIT,
-            pad_token_id=pad,
-            bos_token_id=tok.cls_token_id,
-            eos_token_id=tok.sep_token_id,
-            cls_token_id=tok.cls_token_id,
-            sep_token_id=tok.sep_token_id,
-            global_attn_every_n_layers=2,
-            local_attention=16,
-            **SIZE,
-        )
-        return T.ModernBertModel(cfg)
-    if family == "funnel":
+    """A tiny random model of ``family`` (:func:`tiny_models.tiny_model`, 3 layers), shaped like that family's Hub
+    checkpoints: their positions, special token ids and model class."""
+    n, pad = max(len(tok), tok.vocab_size, *tok.all_special_ids) + 1, {"pad_token_id": tok.pad_token_id}
+    if family == "funnel":  # its depth is its blocks'
         cfg = T.FunnelConfig(
             vocab_size=n, block_sizes=[1, 1, 1], num_decoder_layers=1, d_model=32, n_head=2, d_head=16, d_inner=37
         )
         return T.FunnelModel(cfg)
+    return tiny_model(family, n, 3, **_fixture_config(family, tok, pad))
+
+
+def _fixture_config(family: str, tok, pad: dict[str, int]) -> dict[str, object]:
+    """What the fixture of ``family`` sets beyond its tiny size, as that family's Hub checkpoints do."""
+    if family in ("bert", "distilbert", "albert", "electra"):
+        return {"max_position_embeddings": LIMIT}
+    if family in ("roberta", "xlm-roberta", "camembert", "mpnet"):  # positions numbered from padding_idx + 1
+        return {"max_position_embeddings": LIMIT + 2, **pad}
+    if family == "longformer":
+        return {"max_position_embeddings": LIMIT + 2, "attention_window": [8, 8, 8], **pad}
+    if family in ("deberta", "xlnet"):
+        return {"max_position_embeddings": LIMIT, **pad} if family == "deberta" else pad
+    if family == "deberta-v2":  # as microsoft/deberta-v3-base
+        v3 = {
+            "position_buckets": 256,
+            "max_relative_positions": -1,
+            "norm_rel_ebd": "layer_norm",
+            "share_att_key": True,
+        }
+        return {"max_position_embeddings": LIMIT, **v3, **pad}
+    if family in ("t5", "mt5"):  # whole seq2seq checkpoints, as t5-small and google/mt5-small are
+        ends = {"eos_token_id": tok.eos_token_id, "decoder_start_token_id": tok.pad_token_id}
+        whole = {"model_class": "T5ForConditionalGeneration"} if family == "t5" else {}
+        return {"num_decoder_layers": 2, **ends, **whole, **pad}
+    ends = {"bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id}
+    if family in ("bart", "mbart"):  # facebook/bart-large is a BartModel checkpoint
+        return {"max_position_embeddings": LIMIT + 8, **ends, **pad}
+    if family == "led":
+        windows = {"max_decoder_position_embeddings": 64, "attention_window": [8, 8, 8]}
+        return {"max_encoder_position_embeddings": LIMIT + 8, **windows, **ends, **pad}
+    if family == "bigbird":  # full attention: bert-score's inputs are short, and block-sparse needs long ones
+        ends["sep_token_id"] = tok.sep_token_id
+        return {"max_position_embeddings": LIMIT, "attention_type": "original_full", **ends, **pad}
+    if family == "modernbert":
+        ids = {"bos_token_id": tok.cls_token_id, "eos_token_id": tok.sep_token_id}
+        ids |= {"cls_token_id": tok.cls_token_id, "sep_token_id": tok.sep_token_id}
+        return {"max_position_embeddings": LIMIT, "global_attn_every_n_layers": 2, "local_attention": 16, **ids, **pad}
     raise KeyError(family)
 
 

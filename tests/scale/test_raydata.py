@@ -8,7 +8,8 @@ from tolerances import PRINTED_6, assert_close, assert_scores_close, prf_bounds
 import fastbertscore as fb
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra fastbertscore[ray] (in requirements-test.txt)")
-from fastbertscore.scale.raydata import main, score_ray_dataset, score_with_ray
+from fastbertscore.cli.raydata import main
+from fastbertscore.scale.raydata import score_ray_dataset, score_with_ray
 
 # One worker runs this module (pyproject: --dist loadgroup), so one local cluster at a time takes its two CPUs.
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]

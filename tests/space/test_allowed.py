@@ -40,7 +40,7 @@ def test_the_default_list_holds_only_models_that_fit_the_spaces_memory(monkeypat
 def test_another_model_is_refused_in_one_sentence_before_any_load(handler, model_builds):
     call = {
         "pair": lambda: space.score_pair("a", "b", space.Options(model="someone/any-model")),
-        "endpoint": lambda: space.score("a", "b", "someone/any-model"),
+        "endpoint": lambda: space.score_api("a", "b", "someone/any-model"),
     }[handler]
     with pytest.raises(space.SpaceError) as raised:
         space.on_model_thread(call)()
@@ -56,8 +56,8 @@ def test_a_deployer_widens_the_list_and_paths_stay_refused(monkeypatch, model_bu
     # Now allowed, the id gets as far as a load: of its tokenizer, to count the request's work, which fails offline
     # naming it, on the request's thread (no weights are loaded for a model whose tokenizer cannot be).
     with pytest.raises(space.SpaceError, match="someone/any-model") as raised:
-        space.on_model_thread(space.score)("a", "b", "someone/any-model")
+        space.on_model_thread(space.score_api)("a", "b", "someone/any-model")
     assert "not served here" not in str(raised.value) and "tokenizer" in str(raised.value)
     for path in ("/etc", "tests"):  # listed or not, a path is never loaded
         with pytest.raises(space.SpaceError, match="is not a Hugging Face Hub model id"):
-            space.on_model_thread(space.score)("a", "b", path)
+            space.on_model_thread(space.score_api)("a", "b", path)

@@ -52,11 +52,11 @@ def test_a_raw_request_reads_the_raw_numbers_under_the_raw_hash(rescaling):
 
 
 def test_the_score_endpoint_returns_the_engines_json():
-    out = space.score(CAND, "\n".join(REFS))
+    out = space.score_api(CAND, "\n".join(REFS))
     (P, R, F), hashcode = fb.score([CAND], [REFS], model_type=MINILM, return_hash=True)
     assert_scores_close([[out["precision"]], [out["recall"]], [out["f1"]]], (P, R, F))
     assert out["hashcode"] == hashcode and set(out["best_reference"]) == {"precision", "recall", "f1"}
-    assert "_L3_" in space.score(CAND, REFS[0], MINILM, "3")["hashcode"]
+    assert "_L3_" in space.score_api(CAND, REFS[0], MINILM, "3")["hashcode"]
 
 
 def test_the_batch_handler_scores_every_row_and_writes_the_same_table(tmp_path, rescaling):
@@ -114,7 +114,7 @@ def test_uploaded_system_files_are_named_by_their_file(tmp_path):
         (lambda: space.score_pair("", "a reference"), "The candidate is empty"),
         (lambda: space.score_pair("a", "b", space.Options(layer="x")), "Layer must be a whole number"),
         (lambda: space.score_file(None, "candidate", "reference"), "Upload a .csv, .tsv or .jsonl file first"),
-        (lambda: space.score("a", "b", "no-such-org/no-such-model"), "no-such-org/no-such-model"),
+        (lambda: space.score_api("a", "b", "no-such-org/no-such-model"), "no-such-org/no-such-model"),
     ],
 )
 def test_a_failure_reaches_the_page_as_one_line(call, message):
@@ -153,9 +153,9 @@ def test_layer_999_is_refused_before_any_weights_load(monkeypatch):
     monkeypatch.setattr(encoder, "load_weights", lambda *args, **kw: loads.append(args[1]) or load(*args, **kw))
     fb.clear_model_cache()
     with pytest.raises(space.SpaceError, match=rf"num_layers=999 is out of range for {MINILM} \(0\.\.6;"):
-        space.on_model_thread(space.score)("a", "b", MINILM, "999")
+        space.on_model_thread(space.score_api)("a", "b", MINILM, "999")
     assert loads == []
-    space.score("a", "b", MINILM, "6")  # the last layer is in range, and loads
+    space.score_api("a", "b", MINILM, "6")  # the last layer is in range, and loads
     assert len(loads) == 1
 
 
@@ -225,10 +225,10 @@ def test_the_check_step_does_no_model_work(model_builds):
     # thread: a refusal never waits behind another user's scoring.
     steps: list[space.Job] = []
     space.score_pair(CAND, REFS[0], run=steps.append)
-    space.score(CAND, REFS[0], run=steps.append)
+    space.score_api(CAND, REFS[0], run=steps.append)
     space.compare_systems(None, "a\nb", None, "=== x\nc\nd\n=== y\ne\nf\n", "paired bootstrap", 10, 1, run=steps.append)
     assert model_builds == [] and len(steps) == 3 and all(isinstance(step, space.Job) for step in steps)
-    assert steps[1]() == space.score(CAND, REFS[0]) and len(model_builds) >= 1
+    assert steps[1]() == space.score_api(CAND, REFS[0]) and len(model_builds) >= 1
 
 
 def test_the_page_names_texts_the_tokenizer_cannot_read(tmp_path):

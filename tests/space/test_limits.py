@@ -100,10 +100,10 @@ CASES = {
         f"at most {MAX_REFERENCES} references",
     ),
     "references of /score": lambda tmp: (
-        lambda: space.score("a", "b\n" * (MAX_REFERENCES + 1)),
+        lambda: space.score_api("a", "b\n" * (MAX_REFERENCES + 1)),
         f"at most {MAX_REFERENCES} references",
     ),
-    "a text": lambda tmp: (lambda: space.score("a" * (MAX_CHARS + 1), "b"), f"at most {MAX_CHARS}"),
+    "a text": lambda tmp: (lambda: space.score_api("a" * (MAX_CHARS + 1), "b"), f"at most {MAX_CHARS}"),
 }
 
 

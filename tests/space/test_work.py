@@ -59,7 +59,7 @@ def test_a_token_of_a_deeper_cut_costs_more(monkeypatch):
 
 def test_a_layer_past_the_depth_is_refused_by_the_counting_before_any_weights_load(model_builds):
     with pytest.raises(space.SpaceError, match=rf"num_layers=7 is out of range for {MINILM} \(0\.\.6;"):
-        space.on_model_thread(space.score)("a", "b", MINILM, "7")
+        space.on_model_thread(space.score_api)("a", "b", MINILM, "7")
     assert model_builds == []
 
 
