@@ -10,7 +10,7 @@
 #           bash benchmarks/gpu_run.sh 2      # parity of the MiniLM shape; speed at 100k pairs (over 4 minutes)
 #
 # Results go to $OUT/gpu_results.md and $OUT/gpu_results.json after each size (benchmarks/ without $OUT).
-# `python benchmarks/gpu.py --dry-run` runs the same steps on a CPU (tests/test_gpu_bundle.py).
+# `python benchmarks/gpu.py --dry-run` runs the same steps on a CPU (tests/test_benchmarks.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
