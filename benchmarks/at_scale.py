@@ -28,7 +28,6 @@ MAPS = ("evaluate's module, datasets.map", "bertscore.py, datasets.map", "bertsc
 CONTENDERS = {
     "bert-score": {},
     "fastbertscore": {},
-    "fastbertscore auto": {"dtype": "auto"},
     "fastbertscore 256 MB": {"memory_mb": 256},
     MAPS[0]: {},  # an evaluate module's compute() once per datasets.map batch of 1,000 pairs
     MAPS[1]: {},
@@ -36,7 +35,7 @@ CONTENDERS = {
 }
 FULL_ONLY = ("fastbertscore 256 MB", *MAPS)  # the spilling budget and the per-batch calls: the whole file only
 #: Run --rounds times, alternating; the others once. Map rows compare with evaluate's module, the rest with bert-score.
-ROUNDED = ("bert-score", "fastbertscore", "fastbertscore auto", *MAPS[:2])
+ROUNDED = ("bert-score", "fastbertscore", *MAPS[:2])
 EVALUATE_MODULE = os.environ.get("EVALUATE_BERTSCORE_MODULE", "")
 
 
@@ -191,11 +190,6 @@ def main() -> int:
     if not args.evaluate_module and MAPS[0] in contenders:
         contenders.remove(MAPS[0])
         print("no --evaluate-module: evaluate's own module is left out", flush=True)
-    import fastbertscore as fb
-
-    if fb.auto_dtype("cpu") == "float32" and "fastbertscore auto" in contenders:
-        contenders.remove("fastbertscore auto")
-        print("dtype='auto' is float32 on this CPU: its rows would repeat the exact ones", flush=True)
     env = {"EVALUATE_BERTSCORE_MODULE": str(Path(args.evaluate_module).resolve())} if args.evaluate_module else {}
     rows = []
     for order in args.orders.split(","):

@@ -123,6 +123,24 @@ def machine() -> str:
     )
 
 
+def length_sorted_batches(tokenizer, texts: list[str], size: int = 64) -> tuple[list, int]:
+    """The distinct ``texts`` tokenized (cut at 512 tokens), longest first, padded in batches of ``size`` (bert-score's
+    and our batch size); and their real tokens."""
+    ids = sorted(tokenizer(sorted(set(texts)), truncation=True, max_length=512)["input_ids"], key=len, reverse=True)
+    padded = [tokenizer.pad({"input_ids": ids[k : k + size]}, return_tensors="pt") for k in range(0, len(ids), size)]
+    return padded, sum(map(len, ids))
+
+
+def attempt(call) -> tuple[float, str | None]:
+    """Seconds ``call()`` took, and the first line of the error it raised (None if it answered)."""
+    start = time.perf_counter()
+    try:
+        call()
+        return time.perf_counter() - start, None
+    except Exception as error:  # noqa: BLE001 - a refusal is an answer here
+        return time.perf_counter() - start, (str(error).strip() or type(error).__name__).splitlines()[0]
+
+
 def fmt(value: float | None, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
@@ -140,7 +158,7 @@ class EncoderCounter:
         import transformers
         from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-        self.real = self.padded = self.calls = 0
+        self.real = self.padded = 0
         self.seconds = self.start = 0.0
         model = transformers.PreTrainedModel
 
@@ -154,7 +172,6 @@ class EncoderCounter:
                 self.seconds += time.perf_counter() - self.start
                 self.real += int(mask.sum())
                 self.padded += mask.numel()
-                self.calls += 1
 
         self.hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
         return self

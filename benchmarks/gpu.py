@@ -176,12 +176,11 @@ def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str],
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModel.from_pretrained(folder, num_hidden_layers=layer, dtype=getattr(torch, dtype)).to(device).eval()
-    ids = sorted(tokenizer(sorted(set(texts)), truncation=True)["input_ids"], key=len, reverse=True)
-    padded = [tokenizer.pad({"input_ids": ids[k : k + 64]}, return_tensors="pt") for k in range(0, len(ids), 64)]
+    padded, tokens = common.length_sorted_batches(tokenizer, texts)
     batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
     with torch.inference_mode():
         seconds, _, _ = _timed(device, lambda: [model(input_ids=a, attention_mask=m) for a, m in batches])
-    return seconds, sum(len(x) for x in ids)
+    return seconds, tokens
 
 
 def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str], device: str) -> list[dict]:

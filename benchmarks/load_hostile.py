@@ -148,10 +148,7 @@ def run_hostile(args, app, url, data, tmp) -> str:
     quiet, quiet_failures = pair_users(url, data, args.requests)
     calls = hostile_requests(url, tmp)
     for _, call in calls:  # one round before measuring: the app's first answers allocate what they keep
-        try:
-            call()
-        except Exception:  # noqa: BLE001, S110 - refusals expected
-            pass
+        common.attempt(call)
     rss_before = rss_mb(app.pid)
     outcomes: list[tuple[str, float, str]] = []
     deadline = time.time() + args.max_seconds
@@ -161,15 +158,9 @@ def run_hostile(args, app, url, data, tmp) -> str:
             if time.time() > deadline:
                 break
             what, call = calls[k % len(calls)]
-            start = time.perf_counter()
-            try:
-                call()
-                outcome = "finished"
-            except Exception as error:  # noqa: BLE001 - a refusal is the expected outcome
-                message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                kind = "stopped at its deadline" if message.startswith("This request was stopped") else "refused"
-                outcome = f"{kind}: {message[:100]}"
-            outcomes.append((what, time.perf_counter() - start, outcome))
+            seconds, message = common.attempt(call)
+            kind = "stopped at its deadline" if (message or "").startswith("This request was stopped") else "refused"
+            outcomes.append((what, seconds, "finished" if message is None else f"{kind}: {message[:100]}"))
 
     with ThreadPoolExecutor(1) as pool:
         attacker = pool.submit(hostile)

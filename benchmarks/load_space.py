@@ -104,13 +104,8 @@ def refusals(client, tmp: Path) -> list[tuple[str, float, str]]:
         ("reference of 10,000 characters", lambda: client.predict("a candidate", "y" * 10_000, api_name="/score")),
         ("file of 2,001 rows", lambda: score_file(client, big, keep=False)),
     ):
-        start = time.perf_counter()
-        try:
-            call()
-            message = "ACCEPTED (wrong)"
-        except Exception as error:  # noqa: BLE001 - the app's refusal arrives as an AppError
-            message = str(error).strip().splitlines()[0][:110]
-        answers.append((what, time.perf_counter() - start, message))
+        seconds, message = common.attempt(call)  # the app's refusal arrives as an AppError
+        answers.append((what, seconds, "ACCEPTED (wrong)" if message is None else message[:110]))
     return answers
 
 

@@ -115,10 +115,7 @@ def _bare_encoder(path: str, name: str, bf16: bool):
 
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
 
-    def batches(cands, refs):
-        ids = tokenizer(list(dict.fromkeys(cands + refs)), truncation=True, max_length=512)["input_ids"]
-        ids.sort(key=len, reverse=True)
-        return [tokenizer.pad({"input_ids": ids[k : k + 64]}, return_tensors="pt") for k in range(0, len(ids), 64)]
+    batches = lambda cands, refs: common.length_sorted_batches(tokenizer, cands + refs)[0]
 
     prepared = {(tuple(c), tuple(r)): batches(c, r) for c, r in workload(name)}
 
