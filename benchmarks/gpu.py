@@ -1,26 +1,16 @@
 """fastbertscore on a GPU: parity with the CPU, speed against bert-score 0.3.13, memory, bf16 error, the ceiling.
 
-Run by ``benchmarks/gpu_run.sh`` (two commands of at most 9 minutes each on the GPU machine):
+    bash benchmarks/gpu_run.sh 1    # or 2: python benchmarks/gpu.py --part N --data .gpu/... --out "$OUT"
+    python benchmarks/gpu.py --dry-run --data benchmarks/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU
 
-    python benchmarks/gpu.py --part 1 --data .gpu/human_judgments_toen.tsv --out "$OUT"
-    python benchmarks/gpu.py --part 2 --data .gpu/human_judgments_toen.tsv --out "$OUT"
-    python benchmarks/gpu.py --dry-run --data benchmarks/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU, tiny
-
-Each part first prints versions, TF32 flags and the attention backend. Part 1: parity of GPU fp32 against CPU fp32
-on 2,000 real pairs (roberta-large shape), checked against the two-device bound of tests/tolerances.py; speed at
-10k pairs for both shapes, with the ceiling (end-to-end tokens/s against the bare encoder's on the same batches).
-Part 2: parity of the MiniLM shape, then speed at 100k pairs for both shapes. Encoders are random-weight
-models built from configs (nothing can be downloaded there): a roberta-large shape (24 layers, width 1024, scored
-at layer 17) and a MiniLM shape (6 layers, width 384, layer 6), with a byte-level BPE tokenizer trained on the
-pairs. Past the file's pairs, pairs repeat with a distinct numbered suffix on every text, so every text is new.
-Each contender (bert-score, ours exact, ours bf16) is loaded alone, so peak memory counts one model: the figure is
-the peak above the loaded model. Rows go to ``OUT/gpu_results.md`` and ``.json`` after each size.
+Random-weight encoders of real shapes built from configs, with a BPE tokenizer trained on the pairs (nothing is
+downloaded there); each contender loaded alone. Rows go to OUT/gpu_results.md and .json after each size. The
+steps and the figures: docs/speed.md, "On a GPU".
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
 import importlib.metadata
 import importlib.util
@@ -32,6 +22,9 @@ import tempfile
 import time
 import types
 from pathlib import Path
+
+import common
+from common import fmt
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the tolerance policy: the one place a bound comes from
@@ -57,20 +50,15 @@ log = logging.getLogger("gpu")
 
 
 def read_pairs(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
-    with path.open(encoding="utf-8", newline="") as f:
-        rows = [(r["candidate"], r["reference"]) for r in csv.DictReader(f, delimiter="\t")]
+    rows = [(r["candidate"], r["reference"]) for r in common.rows(path)]
     rows = [(c, r) for c, r in rows if c.strip() and r.strip()]
     return rows[:limit] if limit else rows
 
 
 def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]]:
     """``n`` pairs: the file's pairs in order, then again with `` (k)`` on every text of the k-th repeat."""
-    out = [pairs[i % len(pairs)] for i in range(n)]
-    tagged = [
-        (c, r) if i < len(pairs) else (f"{c} ({i // len(pairs)})", f"{r} ({i // len(pairs)})")
-        for i, (c, r) in enumerate(out)
-    ]
-    return [c for c, _ in tagged], [r for _, r in tagged]
+    tag = lambda i, text: text if i < len(pairs) else f"{text} ({i // len(pairs)})"
+    return [tag(i, pairs[i % len(pairs)][0]) for i in range(n)], [tag(i, pairs[i % len(pairs)][1]) for i in range(n)]
 
 
 def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path) -> Path:
@@ -90,15 +78,10 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
     tokenizer = transformers.RobertaTokenizer(
         vocab=trained["vocab"], merges=merges, add_prefix_space=True, model_max_length=512
     )
+    sizes = {"hidden_size": shape["width"], "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"]}
+    extra = {"max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": tokenizer.pad_token_id}
     config = transformers.RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=shape["width"],
-        num_hidden_layers=shape["layers"],
-        num_attention_heads=shape["heads"],
-        intermediate_size=4 * shape["width"],
-        max_position_embeddings=514,
-        type_vocab_size=1,
-        pad_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer), intermediate_size=4 * shape["width"], **sizes, **extra
     )
     torch.manual_seed(0)
     transformers.AutoModel.from_config(config).save_pretrained(folder)
@@ -119,6 +102,7 @@ def environment(device: str) -> dict:
         except (RuntimeError, AttributeError) as error:
             return f"unreadable ({str(error)[:60]})"
 
+    cuda, sdp = torch.backends.cuda, "flash_sdp mem_efficient_sdp math_sdp cudnn_sdp".split()
     info = {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -128,16 +112,11 @@ def environment(device: str) -> dict:
         "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})",
         "cuda": torch.version.cuda,
         "float32 matmul precision": read(torch.get_float32_matmul_precision),
-        "cuda.matmul.allow_tf32": read(lambda: torch.backends.cuda.matmul.allow_tf32),
+        "cuda.matmul.allow_tf32": read(lambda: cuda.matmul.allow_tf32),
         "cudnn.allow_tf32": read(lambda: torch.backends.cudnn.allow_tf32),
-        "cuda.matmul.fp32_precision": read(lambda: torch.backends.cuda.matmul.fp32_precision),
+        "cuda.matmul.fp32_precision": read(lambda: cuda.matmul.fp32_precision),
         "cudnn.conv.fp32_precision": read(lambda: torch.backends.cudnn.conv.fp32_precision),
-        "sdpa flash / mem-efficient / math / cudnn": [
-            read(torch.backends.cuda.flash_sdp_enabled),
-            read(torch.backends.cuda.mem_efficient_sdp_enabled),
-            read(torch.backends.cuda.math_sdp_enabled),
-            read(torch.backends.cuda.cudnn_sdp_enabled),
-        ],
+        "sdpa flash / mem-efficient / math / cudnn": [read(getattr(cuda, f"{k}_enabled")) for k in sdp],
     }
     for key, value in info.items():
         print(f"{key}: {value}", flush=True)
@@ -147,15 +126,10 @@ def environment(device: str) -> dict:
 def _bert_score():
     """bert-score 0.3.13. It imports matplotlib and pandas at the top, for plots and baseline files these runs
     never use: where the image lacks them, empty stand-ins let its scoring code import (the log says so)."""
-    stand_ins = {
-        "matplotlib": ["matplotlib", "matplotlib.pyplot"],
-        "mpl_toolkits": ["mpl_toolkits", "mpl_toolkits.axes_grid1"],
-        "pandas": ["pandas"],
-    }
-    for root, names in stand_ins.items():
-        if root in sys.modules or importlib.util.find_spec(root) is not None:
+    for names in (["matplotlib", "matplotlib.pyplot"], ["mpl_toolkits", "mpl_toolkits.axes_grid1"], ["pandas"]):
+        if names[0] in sys.modules or importlib.util.find_spec(names[0]) is not None:
             continue
-        log.warning("%s is not installed: bert-score's import of it gets an empty stand-in (plots only)", root)
+        log.warning("%s is not installed: bert-score's import of it gets an empty stand-in (plots only)", names[0])
         for name in names:
             module = types.ModuleType(name)
             module.make_axes_locatable = None  # type: ignore[attr-defined]
@@ -163,13 +137,6 @@ def _bert_score():
     import bert_score
 
     return bert_score
-
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 def _timed(device: str, run) -> tuple[float, object, float]:
@@ -181,13 +148,13 @@ def _timed(device: str, run) -> tuple[float, object, float]:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
-    _sync(device)
+        torch.cuda.synchronize()
     start = time.perf_counter()
     result = run()
-    _sync(device)
+    if cuda:
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    peak = (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else 0.0
-    return seconds, result, peak
+    return seconds, result, (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else 0.0
 
 
 def _free(device: str) -> None:
@@ -209,12 +176,11 @@ def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str],
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModel.from_pretrained(folder, num_hidden_layers=layer, dtype=getattr(torch, dtype)).to(device).eval()
-    ids = sorted(tokenizer(sorted(set(texts)), truncation=True)["input_ids"], key=len, reverse=True)
-    padded = [tokenizer.pad({"input_ids": ids[k : k + 64]}, return_tensors="pt") for k in range(0, len(ids), 64)]
+    padded, tokens = common.length_sorted_batches(tokenizer, texts)
     batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
     with torch.inference_mode():
         seconds, _, _ = _timed(device, lambda: [model(input_ids=a, attention_mask=m) for a, m in batches])
-    return seconds, sum(len(x) for x in ids)
+    return seconds, tokens
 
 
 def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str], device: str) -> list[dict]:
@@ -222,50 +188,31 @@ def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str]
     import torch
 
     import fastbertscore as fb
-    from fastbertscore import exact
 
-    bert_score = _bert_score()
-    distinct = len(set(cands) | set(refs))
-    warm = (cands[:64], refs[:64])
-    results: dict[str, tuple[float, torch.Tensor, float]] = {}
-    with exact.exact_float32():  # bert-score exact too: the same float32 as ours
-        reference = bert_score.BERTScorer(model_type=str(folder), num_layers=layer, device=device)
-        reference.score(*warm)
-        results["bert-score"] = _timed(device, lambda s=reference: s.score(cands, refs)[2].float().cpu())
-    del reference
-    _free(device)
-    rows = []
-    for dtype in ("float32", "bfloat16"):
-        ours = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
-        ours.score(*warm)
-        results[dtype] = _timed(device, lambda s=ours: s.score(cands, refs)[2].float().cpu())
-        if len(cands) <= CEILING_UP_TO:
-            bare, tokens = bare_encoder_seconds(folder, layer, dtype, cands + refs, device)
-            rows.append({"dtype": dtype, "bare_tokens_per_s": tokens / bare, "tokens": tokens})
-        del ours
+    torch.set_float32_matmul_precision("highest")  # bert-score in full float32 too, as ours runs (no TF32)
+    torch.backends.cudnn.allow_tf32 = False
+    warm, rows = (cands[:64], refs[:64]), []
+    for contender in ("bert-score", "float32", "bfloat16"):
+        if contender == "bert-score":
+            scorer = _bert_score().BERTScorer(model_type=str(folder), num_layers=layer, device=device)
+        else:
+            scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=contender)
+        scorer.score(*warm)
+        seconds, f1, peak = _timed(device, lambda s=scorer: s.score(cands, refs)[2].float().cpu())
+        del scorer
         _free(device)
-    base, exact = results["bert-score"][0], results["float32"][1]
-    out = []
-    for contender, (seconds, f1, peak) in results.items():
-        extra = next((r for r in rows if r["dtype"] == contender), None)
-        row = {
-            "part": "speed",
-            "model": name,
-            "pairs": len(cands),
-            "distinct_texts": distinct,
-            "contender": contender if contender == "bert-score" else f"fastbertscore {contender}",
-            "seconds": seconds,
-            "pairs_per_s": len(cands) / seconds,
-            "x_bert_score": base / seconds,
-            "peak_mb_above_model": peak,
-            "max_dF_vs_exact": float((f1 - exact).abs().max()),
-        }
-        if extra is not None:
-            row["tokens_per_s"] = extra["tokens"] / seconds
-            row["bare_encoder_tokens_per_s"] = extra["bare_tokens_per_s"]
-            row["share_of_bare"] = row["tokens_per_s"] / extra["bare_tokens_per_s"]
-        out.append(row)
-    return out
+        rows.append({"part": "speed", "model": name, "pairs": len(cands), "seconds": seconds, "F": f1})
+        rows[-1]["distinct_texts"], rows[-1]["peak_mb_above_model"] = len(set(cands) | set(refs)), peak
+        rows[-1]["contender"] = contender if contender == "bert-score" else f"fastbertscore {contender}"
+        if contender != "bert-score" and len(cands) <= CEILING_UP_TO:
+            bare, tokens = bare_encoder_seconds(folder, layer, contender, cands + refs, device)
+            rows[-1].update(tokens_per_s=tokens / seconds, bare_encoder_tokens_per_s=tokens / bare)
+            rows[-1]["share_of_bare"] = rows[-1]["tokens_per_s"] / rows[-1]["bare_encoder_tokens_per_s"]
+    exact = rows[1]["F"]
+    for row in rows:
+        row.update(pairs_per_s=len(cands) / row["seconds"], x_bert_score=rows[0]["seconds"] / row["seconds"])
+        row["max_dF_vs_exact"] = float((row.pop("F") - exact).abs().max())
+    return rows
 
 
 def parity(name: str, folder: Path, layer: int, shape: dict, cands, refs, device: str) -> list[dict]:
@@ -289,66 +236,40 @@ def parity(name: str, folder: Path, layer: int, shape: dict, cands, refs, device
     except AssertionError as error:
         log.warning("outside the two-device bound: %s", error)
         within = False
-    (P, R, F), (p, r, f) = scores[device], scores["cpu"]
-    worst = {k: float((a - b).abs().max()) for k, a, b in (("P", P, p), ("R", R, r), ("F", F, f))}
-    return [
-        {
-            "part": "parity",
-            "model": name,
-            "pairs": len(cands),
-            "contender": f"fastbertscore float32, {device} vs cpu",
-            "max_dP": worst["P"],
-            "max_dR": worst["R"],
-            "max_dF": worst["F"],
-            "two_device_bound": bound,
-            "within_bound": within,
-            "all_finite": bool(torch.isfinite(F).all()),
-        }
-    ]
+    row = {"part": "parity", "model": name, "pairs": len(cands), "contender": f"fastbertscore float32, {device} vs cpu"}
+    for k, a, b in zip("PRF", scores[device], scores["cpu"], strict=True):
+        row[f"max_d{k}"] = float((a - b).abs().max())
+    row.update(two_device_bound=bound, within_bound=within, all_finite=bool(torch.isfinite(scores[device][2]).all()))
+    return [row]
 
 
 def write(rows: list[dict], info: dict, out: Path) -> None:
     """``gpu_results.json`` (everything) and ``gpu_results.md`` (one table per part), rewritten after each size."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_results.json").write_text(json.dumps({"environment": info, "rows": rows}, indent=1, default=str))
-    lines = [
-        (
-            f"Measured on {info['device']}, torch {info['torch']}, transformers {info['transformers']}, "
-            f"{time.strftime('%Y-%m-%d')}. Random-weight encoders of real shapes: the bf16 error is measured on "
-            "random weights, not on a trained model."
-        ),
-        "",
+    text = (
+        f"Measured on {info['device']}, torch {info['torch']}, transformers {info['transformers']}, "
+        f"{time.strftime('%Y-%m-%d')}. Random-weight encoders of real shapes: the bf16 error is measured on "
+        "random weights, not on a trained model.\n\n"
+    )
+    columns = ["model", "pairs:", "distinct texts:", "contender", "s:", "pairs/s:", "× bert-score:"]
+    columns += ["peak MB above model:", "max ΔF vs exact (random weights):", "tokens/s:", "bare encoder tokens/s:"]
+    speed_rows = [
+        [r["model"], r["pairs"], r["distinct_texts"], r["contender"], f"{r['seconds']:.2f}", f"{r['pairs_per_s']:.0f}"]
+        + [f"{r['x_bert_score']:.2f}", f"{r['peak_mb_above_model']:.0f}", f"{r['max_dF_vs_exact']:.1e}"]
+        + [fmt(r.get(k), s) for k, s in (("tokens_per_s", ".0f"), ("bare_encoder_tokens_per_s", ".0f"))]
+        + [fmt(r.get("share_of_bare"), ".0%")]
+        for r in rows
+        if r["part"] == "speed"
     ]
-    speed_rows = [r for r in rows if r["part"] == "speed"]
-    if speed_rows:
-        lines += [
-            (
-                "| model | pairs | distinct texts | contender | s | pairs/s | × bert-score | peak MB above model | "
-                "max ΔF vs exact (random weights) | tokens/s | bare encoder tokens/s | share |"
-            ),
-            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for r in speed_rows:
-            lines.append(
-                f"| {r['model']} | {r['pairs']} | {r['distinct_texts']} | {r['contender']} | "
-                f"{r['seconds']:.2f} | {r['pairs_per_s']:.0f} | {r['x_bert_score']:.2f} | "
-                f"{r['peak_mb_above_model']:.0f} | {r['max_dF_vs_exact']:.1e} | {_fmt(r, 'tokens_per_s', '.0f')} | "
-                f"{_fmt(r, 'bare_encoder_tokens_per_s', '.0f')} | {_fmt(r, 'share_of_bare', '.0%')} |"
-            )
+    text += common.table([*columns, "share:"], speed_rows) if speed_rows else ""
     for r in (r for r in rows if r["part"] == "parity"):
-        lines += [
-            "",
-            (
-                f"Parity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "
-                f"|ΔR| {r['max_dR']:.1e}, |ΔF| {r['max_dF']:.1e}; two-device bound {r['two_device_bound']:.1e} "
-                f"(F: its conditioning): {'within' if r['within_bound'] else 'OUTSIDE'}."
-            ),
-        ]
-    (out / "gpu_results.md").write_text("\n".join(lines) + "\n")
-
-
-def _fmt(row: dict, key: str, spec: str) -> str:
-    return format(row[key], spec) if key in row else "–"
+        text += (
+            f"\nParity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "
+            f"|ΔR| {r['max_dR']:.1e}, |ΔF| {r['max_dF']:.1e}; two-device bound {r['two_device_bound']:.1e} "
+            f"(F: its conditioning): {'within' if r['within_bound'] else 'OUTSIDE'}.\n"
+        )
+    (out / "gpu_results.md").write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:

