@@ -32,6 +32,7 @@ def _worker(rank, model, cands, refs):
 
 @pytest.mark.distributed
 @pytest.mark.slow
+@pytest.mark.second_path
 @pytest.mark.parametrize("multi_ref", [False, True])
 def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, multi_ref):
     model = tiny_model("bert")
