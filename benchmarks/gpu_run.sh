@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU bundle (docs/speed.md, "On a GPU"): `pack` here (.gpu/, git-ignored: the WMT pairs, bert-score 0.3.13,
 # our wheel, all-MiniLM-L6-v2 in bfloat16 and a package that serves it), then on a GPU machine with no network and
-# .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts, each under 9 minutes). Results
+# .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts) or `all` (both, in one call of
+# about 6 minutes on an H200; $GPU_RUN_TIMEOUT seconds at most, 530 by default). Results
 # go to $OUT (benchmarks/ without it). `python benchmarks/gpu.py --dry-run` runs the steps on a CPU (tests/test_benchmarks.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,16 +38,18 @@ PY
     export PYTHONPATH="$site:$PWD:$PWD/.gpu/stub" TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
     timeout 300 python3 -m pytest tests/test_gpu.py -p no:cacheprovider -q -rA
     ;;
-  1 | 2)
+  1 | 2 | all)
     site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .gpu/wheels/*.whl
-    export PYTHONPATH="$site" TOKENIZERS_PARALLELISM=false
+    export PYTHONPATH="$site"  # tokenizers as a user has them (TOKENIZERS_PARALLELISM unset: the library's default)
     out="${OUT:-benchmarks}"
-    timeout 530 python3 benchmarks/gpu.py --part "$1" --data .gpu/human_judgments_toen.tsv --out "$out" \
-      --root "${TMPDIR:-/tmp}/fastbertscore-gpu-models"
+    part=(--part "$1")
+    [ "$1" = all ] && part=()
+    timeout "${GPU_RUN_TIMEOUT:-530}" python3 benchmarks/gpu.py "${part[@]}" --data .gpu/human_judgments_toen.tsv \
+      --out "$out" --root "${TMPDIR:-/tmp}/fastbertscore-gpu-models"
     ;;
   *)
-    echo "usage: bash benchmarks/gpu_run.sh pack | tests | 1 | 2" >&2
+    echo "usage: bash benchmarks/gpu_run.sh pack | tests | 1 | 2 | all" >&2
     exit 2
     ;;
 esac

@@ -130,11 +130,14 @@ def test_gpu_dry_run_runs_every_step_on_the_cpu_and_writes_its_rows(tmp_path):
     assert parity and all(r["within_bound"] and r["all_finite"] for r in parity)
     speed = [r for r in rows if r["part"] == "speed"]
     contenders = ["bert-score", "fastbertscore float32", "fastbertscore bfloat16"]
+    budgeted = f"fastbertscore float32, memory_mb={_module('gpu').MEMORY_MB}"
     assert sorted((r["model"], r["contender"]) for r in speed) == sorted(
-        (m, c) for m in ("roberta-large", "minilm") for c in contenders
+        (m, c) for m in ("roberta-large", "minilm") for c in [*contenders, budgeted]
     )
     assert all(r["pairs"] == 50 and r["distinct_texts"] > 0 for r in speed if r["model"] == "minilm")
-    ours = [r for r in speed if r["contender"].startswith("fastbertscore")]
+    ours = [r for r in speed if r["contender"] in contenders[1:]]
     assert all(0 < r["share_of_bare"] and r["bare_encoder_tokens_per_s"] > 0 for r in ours)
+    split = [r["phases"] for r in speed if r["contender"].startswith("fastbertscore")]
+    assert all(ph["call"] > 0 and {"tokenize", "encoder", "match"} <= set(ph) for ph in split)
     table = (tmp_path / "out" / "gpu_results.md").read_text()
-    assert "measured on random weights" in table and "two-device bound" in table
+    assert "measured on random weights" in table and "two-device bound" in table and "split into phases" in table

@@ -138,3 +138,32 @@ def test_half_precision_attention_builds_no_cudnn_plan_per_shape(mt_pairs, dtype
     names = [event.key.lower() for event in prof.key_averages()]
     assert any("attention" in name or "fmha" in name for name in names), "the profile holds the attention kernels"
     assert not [name for name in names if "cudnn" in name and ("attention" in name or "sdpa" in name)]
+
+
+def test_padding_on_the_gpu_equals_the_cpus():
+    """On a GPU the rows are padded by one indexed copy instead of one copy per row: the same tensors."""
+    from fastbertscore.pipeline.batching import pad
+
+    generator = torch.Generator().manual_seed(0)
+    for tail in [(8,), (3, 8)]:  # one layer, and all layers
+        rows = [torch.randn(n, *tail, generator=generator) for n in (5, 1, 9, 9, 2)]
+        on_cpu = pad(rows)
+        on_gpu = pad([row.cuda() for row in rows])
+        assert all(a.device.type == "cuda" for a in on_gpu)
+        assert all(torch.equal(a.cpu(), b) for a, b in zip(on_gpu, on_cpu, strict=True))
+
+
+def test_a_given_budget_bounds_the_gpu_memory_of_a_call(minilm_path, mt_pairs):
+    """memory_mb bounds what a call holds on the device beyond the model (its encoder batches too: they grow with
+    the free memory only where no budget was given), and the scores are those of an unbounded call."""
+    cands, refs = (column * 40 for column in mt_pairs)
+    cands = [f"{text} ({i})" for i, text in enumerate(cands)]  # 2,400 distinct candidates: several steps of 64 MB
+    free = fb.BERTScorer(model_type=minilm_path, num_layers=4, device="cuda").score(cands, refs)
+    scorer = fb.BERTScorer(model_type=minilm_path, num_layers=4, device="cuda", memory_mb=256)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    bounded = scorer.score(cands, refs)
+    torch.cuda.synchronize()
+    assert (torch.cuda.max_memory_allocated() - before) / 2**20 <= 256
+    assert_scores_close(bounded, free)

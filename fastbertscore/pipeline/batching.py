@@ -90,11 +90,25 @@ def least_padded(lengths: Sequence[int], max_items: int, max_tokens: int) -> lis
 
 def pad(rows: Sequence[torch.Tensor], value: float = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """``rows`` (each ``(T_i, ...)``) padded with ``value`` to ``(n, T, ...)``, and the ``(n, T)`` bool mask of real
-    entries (built from host lengths: no device sync), on the rows' device."""
-    padded = pad_sequence(list(rows), batch_first=True, padding_value=value)
+    entries (built from host lengths: no device sync), on the rows' device.
+
+    On a CPU each row is copied into place (one pass over the data); on a GPU, where a copy per row is a kernel
+    launch per row, the rows are joined end to end and padded by one indexed copy (:class:`Packed`)."""
     lengths = torch.tensor([row.shape[0] for row in rows])
-    mask = torch.arange(int(lengths.max()) if len(rows) else 0) < lengths.unsqueeze(1)
-    return padded, mask.to(padded.device, non_blocking=True)
+    if rows and rows[0].device.type != "cpu":
+        padded, mask = Packed.of(torch.cat(list(rows)), lengths).padded(range(len(rows)), value)
+    else:
+        padded = pad_sequence(list(rows), batch_first=True, padding_value=value)
+        mask = torch.arange(int(lengths.max()) if len(rows) else 0) < lengths.unsqueeze(1)
+    return padded, to_device(mask, padded.device)
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host tensor on ``device``; on a GPU copied from pinned memory without waiting (a copy from pageable memory
+    may wait for the device's queued work, and the host would stop running ahead of the device)."""
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 class Packed(NamedTuple):
@@ -125,8 +139,8 @@ class Packed(NamedTuple):
         positions = torch.arange(int(lengths.max()) if len(chosen) else 0)
         mask = positions < lengths.unsqueeze(1)
         index = (self.starts[chosen].unsqueeze(1) + positions).clamp(max=max(len(self.flat) - 1, 0))
-        padded = self.flat[index.to(self.flat.device, non_blocking=True)]
+        padded = self.flat[to_device(index, self.flat.device)]
         if not len(self.flat):
             return padded, mask
-        fill = mask.to(self.flat.device, non_blocking=True).view(*mask.shape, *([1] * (padded.dim() - 2)))
+        fill = to_device(mask, self.flat.device).view(*mask.shape, *([1] * (padded.dim() - 2)))
         return padded.masked_fill(~fill, value), mask

@@ -48,7 +48,7 @@ MATCH_ENTRIES_CAP = 1 << 24
 CPU_MATCH_ENTRIES_CAP = 1 << 20
 #: The encoder's working memory per token, in floats per unit of the embedding's width (float32 activations).
 ACTIVATION_FLOATS = 8
-#: On CUDA, encoder batches grow to fill this part of the free memory, at about this many floats a token per unit
+#: On CUDA, encoder batches grow to fill this part of the free memory (of the budget, where the user gave one), at about this many floats a token per unit
 #: of width, up to ``GPU_MAX_TOKENS`` padded tokens (rounded down to a multiple of ``GPU_TOKEN_STEP``).
 GPU_ACTIVATION_SHARE, GPU_ACTIVATION_FLOATS, GPU_MAX_TOKENS, GPU_TOKEN_STEP = 4, 64, 65536, 1024
 #: compute() (and so the evaluate module) keeps the embeddings of recent texts between calls in this part of the
@@ -136,8 +136,9 @@ class Budget:
         free = free_device_memory(device)
         on_cuda = torch.device(device).type == "cuda"
         memory = memory_mb * MB if memory_mb is not None else default_memory(device, free)
-        if on_cuda:
-            fits = (free // GPU_ACTIVATION_SHARE) // (GPU_ACTIVATION_FLOATS * FLOAT_BYTES * width)
+        if on_cuda:  # batches grow with the free memory, or with the budget where the user gave one
+            room = free if memory_mb is None else min(free, memory)
+            fits = (room // GPU_ACTIVATION_SHARE) // (GPU_ACTIVATION_FLOATS * FLOAT_BYTES * width)
             max_tokens = max(max_tokens, min(GPU_MAX_TOKENS, fits) // GPU_TOKEN_STEP * GPU_TOKEN_STEP)
         step_cap = None if on_cuda else CPU_STEP_BATCHES * max_tokens * width * FLOAT_BYTES
         match_cap = MATCH_ENTRIES_CAP if on_cuda else CPU_MATCH_ENTRIES_CAP

@@ -20,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
 from fastbertscore.heap import keep_under_ceiling, release_free_memory
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import Packed, buckets, pad
+from fastbertscore.pipeline.batching import Packed, buckets, pad, to_device
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
 from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
@@ -97,6 +97,9 @@ def _run(
     weights = prepared.token_weights
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     kept = KeptEmbeddings(budget.kept_bytes, encoder.device)
+    # Scores gather on the encoder's device and come back in one copy at the end: a copy per matching step would
+    # make the host wait for the device at every step (on a CPU this is ``out`` itself).
+    scores_here = out if encoder.device.type == "cpu" else torch.zeros_like(out, device=encoder.device)
     limit = budget.ceiling(lambda: kept.bytes)  # checked between steps
     within = limit if budget.explicit else None  # and within a step only where the user gave the budget
     # matching is float32 whatever TF32/bf16 switches the caller turned on (the encoder run guards itself too)
@@ -113,7 +116,8 @@ def _run(
             emb.update(embedder.embed(tok.ids, missing, progress=bar, ceiling=within))
             for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
                 scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
-                out[:, torch.tensor(rows)] = scores.to("cpu", torch.float32)
+                at = to_device(torch.tensor(rows), scores_here.device)
+                scores_here[:, at] = scores.to(torch.float32)
                 keep_under_ceiling(within)
             for u in set(step.keep).intersection(missing):
                 kept.put(u, emb[u])
@@ -121,6 +125,8 @@ def _run(
                 kept.drop(u)
             del emb
             keep_under_ceiling(limit)  # the next step reuses this one's memory, unless the process grew past the budget
+        if scores_here is not out:
+            out.copy_(scores_here)  # the one wait for the device's scores
     release_free_memory()  # the call's freed heap goes back at its end (datasets.map calls again and again)
 
 
@@ -174,7 +180,7 @@ def _padded(
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
     padded_weights, _ = weights.padded(units)
-    return vectors, mask, padded_weights.to(vectors.device, non_blocking=True)
+    return vectors, mask, to_device(padded_weights, vectors.device)
 
 
 def _match(

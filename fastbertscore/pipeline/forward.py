@@ -20,7 +20,7 @@ from fastbertscore import exact
 from fastbertscore.heap import Ceiling, keep_under_ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.batching import Packed, buckets, least_padded
+from fastbertscore.pipeline.batching import Packed, buckets, least_padded, to_device
 from fastbertscore.pipeline.budget import BatchHook, forced_batch_size
 from fastbertscore.pipeline.match import normalize
 from fastbertscore.pipeline.windows import WindowSpec, stitch, window_ids, window_spans
@@ -186,10 +186,7 @@ def _halved(device: torch.device, texts: int, longest: int, batch_size: int, *, 
 def _on_device(input_ids: torch.Tensor, mask: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """A padded batch's ids and attention mask on ``device``: copied from pinned memory without waiting when the
     device is a GPU."""
-    mask = mask.long()
-    if device.type == "cuda":
-        return input_ids.pin_memory().to(device, non_blocking=True), mask.pin_memory().to(device, non_blocking=True)
-    return input_ids.to(device), mask.to(device)
+    return to_device(input_ids, device), to_device(mask.long(), device)
 
 
 def _release(device: torch.device) -> None:
