@@ -136,8 +136,8 @@ def resolve(
     idf_texts: Refs | None = None,
     shared: bool = True,
     one_layer: str | None = None,
-) -> tuple[BERTScorer, int]:
-    """The scorer :func:`run` scores with, and the batch size asked for (a kept scorer may have been made with
+) -> tuple[BERTScorer, int | None]:
+    """The scorer :func:`run` scores with, and the batch size asked for (``None``: the device's; a kept scorer may have been made with
     another): for callers that need the scorer itself (``explain``'s token embeddings). Arguments as in :func:`run`;
     ``idf_texts`` has no default here."""
     if scorer is not None and options:

@@ -13,6 +13,7 @@ from fastbertscore import assembly
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
+from fastbertscore.pipeline.budget import default_batch_size
 from fastbertscore.pipeline.embedder import BatchHook, Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.weights import Weights, sentence_weights
@@ -55,7 +56,7 @@ class BERTScorer(ScorerAttributes):
         self,
         model_type: str | None = None,
         num_layers: int | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         nthreads: int = 4,
         all_layers: bool = False,
         idf: bool | Mapping[int, float] = False,
@@ -294,6 +295,8 @@ class BERTScorer(ScorerAttributes):
         return self._idf.table
 
     def _call(self, batch_size: int | None, between_batches: BatchHook = None) -> Embedder:
-        """The loaded model as one call uses it: its budget (``batch_size``, default the settings') and weights."""
-        size = check_positive_int(batch_size or self.settings.batch_size, "batch_size")
+        """The loaded model as one call uses it: its budget (``batch_size``, default the settings', else the
+        device's: :func:`~fastbertscore.pipeline.budget.default_batch_size`) and weights."""
+        given = batch_size or self.settings.batch_size
+        size = check_positive_int(given, "batch_size") if given else default_batch_size(self.embedder.encoder.device)
         return self.embedder.for_call(size, self._idf_table(), between_batches)

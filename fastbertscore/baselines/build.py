@@ -69,7 +69,7 @@ def build(
     pairs: int = 500_000,
     seed: int = 0,
     block: int = 2000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     device: str | None = None,
     checkpoint: Path | None = None,
     verbose: bool = True,
@@ -82,7 +82,8 @@ def build(
     process there, at a known point).
     """
     for value, what in ((pairs, "pairs"), (block, "block"), (batch_size, "batch_size")):
-        check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
+        if value is not None or what != "batch_size":
+            check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
     sentences = read_corpus(corpus)
     if name is None:
         relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under

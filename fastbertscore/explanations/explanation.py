@@ -124,7 +124,7 @@ class _View:
     """One layer of a scorer at one batch size: its scores ``(N,)`` and token embeddings ``(T, D)``; with
     ``all_layers``, those of the scorer's own layer."""
 
-    def __init__(self, scorer: BERTScorer, batch_size: int, rescaled: bool):
+    def __init__(self, scorer: BERTScorer, batch_size: int | None, rescaled: bool):
         self.scorer, self.batch_size, self.rescaled = scorer, batch_size, rescaled
         self.layer = scorer.num_layers if scorer.all_layers else None
         self.tokenizer, self.token_limit, self.token_weights = (

@@ -73,7 +73,7 @@ class BERTScore(Metric):
         idf: bool = False,
         device: str | torch.device | None = None,
         max_length: int | None = 512,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         num_threads: int = 0,
         return_hash: bool = False,
         lang: str = "en",

@@ -19,8 +19,10 @@ from fastbertscore.heap import Ceiling, resident_bytes
 MB = 1 << 20
 #: Bytes of one embedding coordinate as the pipeline keeps it (float32).
 FLOAT_BYTES = 4
-#: Sentences per encoder batch unless the caller says otherwise (``batch_size``).
-BATCH_SIZE = 64
+#: Sentences per encoder batch unless the caller says otherwise (``batch_size``): on a CPU (bert-score's default),
+#: and on a GPU, where a batch of 64 short texts leaves the device waiting on the host's kernel launches (docs/speed.md,
+#: "On a GPU": batches of 256 ran roberta-large's shape in bfloat16 about twice as fast).
+BATCH_SIZE, GPU_BATCH_SIZE = 64, 256
 #: Padded tokens per encoder batch on a CPU; longer texts get smaller batches.
 MAX_TOKENS = 4096
 #: Reduced precision (bfloat16, float16) runs fastest on larger batches: its encoder batches take this many times
@@ -160,6 +162,11 @@ def default_cache_mb(device: str) -> int:
     """The embedding cache ``compute`` keeps between calls by default on ``device``: :data:`CACHE_SHARE` of the
     default budget, read once per process, so that every call of a run sees the same size (and the same scorer)."""
     return max(1, default_memory(device) // CACHE_SHARE // MB)
+
+
+def default_batch_size(device: torch.device | str) -> int:
+    """Sentences per encoder batch on ``device`` where the caller gives no ``batch_size``."""
+    return GPU_BATCH_SIZE if torch.device(device).type == "cuda" else BATCH_SIZE
 
 
 def forced_batch_size() -> int | None:
