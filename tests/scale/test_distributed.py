@@ -22,50 +22,59 @@ def test_shards_cover_every_pair_once():
 
 def _worker(rank, model, cands, refs):
     result = {}
-    for idf in (False, True):
-        P, R, F = score_distributed(cands, refs, idf=idf, model_type=model, num_layers=2, device="cpu")
-        result[str(idf)] = [P.tolist(), R.tolist(), F.tolist()]
-    only_root = score_distributed(cands, refs, to="rank0", model_type=model, num_layers=2, device="cpu")
-    result["rank0"] = None if only_root is None else only_root[2].tolist()
+    for kind, these_refs in (("single", refs), ("multi", [[r, cands[-1]] for r in refs])):
+        for idf in (False, True):
+            P, R, F = score_distributed(cands, these_refs, idf=idf, model_type=model, num_layers=2, device="cpu")
+            result[f"{kind} {idf}"] = [P.tolist(), R.tolist(), F.tolist()]
+        only_root = score_distributed(cands, these_refs, to="rank0", model_type=model, num_layers=2, device="cpu")
+        result[f"{kind} rank0"] = None if only_root is None else only_root[2].tolist()
+    # Last, since it changes what this process measures: the second machine measures bfloat16 as paying, the first not.
+    from fastbertscore import hardware
+
+    hardware.cpu_bf16_pays = lambda: rank == 1
+    P, R, F = score_distributed(cands, refs, model_type=model, num_layers=2, device="cpu", dtype="auto")
+    result["auto"] = [P.tolist(), R.tolist(), F.tolist()]
     return result
 
 
+@pytest.fixture(scope="module")
+def gloo_run(tiny_model, mt_pairs, tmp_path_factory):
+    """One launch of two gloo ranks over 7 pairs (not divisible by the world size): what each rank returned. The
+    gloo tests of this module assert on this one launch (each costs two interpreters importing torch and loading
+    the model); their `xdist_group` keeps them on one worker, so the launch happens once per run."""
+    model = tiny_model("bert")
+    cands, refs = mt_pairs[0][:7], mt_pairs[1][:7]
+    return model, cands, refs, on_gloo_ranks(_worker, tmp_path_factory.mktemp("gloo"), model, cands, refs)
+
+
 @pytest.mark.distributed
 @pytest.mark.slow
+@pytest.mark.xdist_group("gloo")
 @pytest.mark.second_path
 @pytest.mark.parametrize("multi_ref", [False, True])
-def test_two_gloo_processes_equal_one_process(tiny_model, mt_pairs, tmp_path, multi_ref):
-    model = tiny_model("bert")
-    cands = mt_pairs[0][:7]  # not divisible by the world size
-    refs = [[r, mt_pairs[0][-1]] for r in mt_pairs[1][:7]] if multi_ref else mt_pairs[1][:7]
-    ranks = on_gloo_ranks(_worker, tmp_path, model, cands, refs)
+def test_two_gloo_processes_equal_one_process(gloo_run, multi_ref):
+    model, cands, refs, ranks = gloo_run
+    kind = "multi" if multi_ref else "single"
+    refs = [[r, cands[-1]] for r in refs] if multi_ref else refs
     for idf in (False, True):
         single = fb.score(cands, refs, model_type=model, num_layers=2, idf=idf)
         for result in ranks:
-            got = torch.tensor(result[str(idf)])
+            got = torch.tensor(result[f"{kind} {idf}"])
             assert got.shape == (3, 7)
             assert_scores_close(got, single, width=TINY_WIDTH, tokens=MAX_LEN, what=f"idf={idf}: ")
-    assert ranks[1]["rank0"] is None and len(ranks[0]["rank0"]) == 7
-
-
-def _worker_auto(rank, model, cands, refs):
-    from fastbertscore import hardware
-
-    hardware.cpu_bf16_pays = lambda: rank == 1  # the second machine measures bfloat16 as paying, the first not
-    P, R, F = score_distributed(cands, refs, model_type=model, num_layers=2, device="cpu", dtype="auto")
-    return [P.tolist(), R.tolist(), F.tolist()]
+    assert ranks[1][f"{kind} rank0"] is None and len(ranks[0][f"{kind} rank0"]) == 7
 
 
 @pytest.mark.distributed
 @pytest.mark.slow
-def test_ranks_that_measure_auto_differently_run_the_first_ranks_precision(tiny_model, mt_pairs, tmp_path):
+@pytest.mark.xdist_group("gloo")
+def test_ranks_that_measure_auto_differently_run_the_first_ranks_precision(gloo_run):
     """dtype="auto" is measured on each machine; ranks whose measurements disagree would gather shards computed
     in two precisions. They all take the first rank's answer (float32 here)."""
-    model = tiny_model("bert")
-    cands, refs = mt_pairs[0][:8], mt_pairs[1][:8]
+    model, cands, refs, ranks = gloo_run
     single = fb.score(cands, refs, model_type=model, num_layers=2, dtype="float32")
-    for result in on_gloo_ranks(_worker_auto, tmp_path, model, cands, refs):
-        assert_scores_close(torch.tensor(result), single, width=TINY_WIDTH, tokens=MAX_LEN)
+    for result in ranks:
+        assert_scores_close(torch.tensor(result["auto"]), single, width=TINY_WIDTH, tokens=MAX_LEN)
 
 
 def _score_with_rank(batch, rank, model):
