@@ -99,14 +99,14 @@ def test_the_hostile_mix_builds_its_uploads_and_its_report(tmp_path):
     built, the one at the budget checked to sit just under it, and a report written from outcomes."""
     import fastbertscore as fb
 
-    hostile = _module("load_hostile")
+    hostile = _module("load_space")
     files = hostile.uploads(tmp_path)
     job = fb.space.score_file(str(files["at_budget"]), "candidate", "reference", run=lambda job: job)
     assert 0.9 * fb.space.WORK_BUDGET <= job.work <= fb.space.WORK_BUDGET
     assert len([f for f in files if f.startswith("system")]) == fb.space.MAX_SYSTEMS + 1
     args = type("Args", (), {"requests": 2, "hostile_requests": 3})
     outcomes = [("layer 999", 0.1, "refused: no such layer"), ("a file", 30.0, "finished")]
-    text = hostile.report(args, [0.2, 0.3], [], [0.4, 0.5], ["user 1 request 0: boom"], outcomes, 500.0, 520.0)
+    text = hostile.hostile_report(args, [0.2, 0.3], [], [0.4, 0.5], ["user 1 request 0: boom"], outcomes, 500, 520)
     assert "refused within 2 s: **1 of 1**" in text and "**+20 MB**" in text and "Failures (beside" in text
 
 
