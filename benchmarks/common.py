@@ -41,14 +41,8 @@ def rows(path: Path | None = None) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def need_data() -> None:
-    if not data().exists():
-        print(wmt_data.MISSING, file=sys.stderr)
-        sys.exit(2)
-
-
 def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
-    """``python script --child ARGS`` in a fresh process, offline; what it :func:`report`-ed."""
+    """``python script --child ARGS`` in a fresh process, offline; what it answered (:func:`command_line`)."""
     argv = [sys.executable, script, "--child", *map(str, args)]
     done = subprocess.run(
         argv, env={**os.environ, **ENV, **(env or {})}, cwd=cwd, capture_output=True, text=True, check=False
@@ -58,22 +52,19 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def report(result: dict) -> None:
-    """A child's answer to :func:`in_child`: one line of JSON, last on stdout."""
-    print(json.dumps(result), flush=True)
-
-
 def command_line(
     parser: argparse.ArgumentParser, child, argv: list[str] | None, nargs: int
 ) -> argparse.Namespace | None:
-    """``parser``'s arguments; None in a ``--child`` process (:func:`in_child`), after it :func:`report`-ed
-    ``child(*its nargs strings)``. Exits if the pairs file is missing."""
+    """``parser``'s arguments; None in a ``--child`` process (:func:`in_child`), after its answer, ``child(*its nargs
+    strings)``, went out as one line of JSON, last on stdout. Exits if the pairs file is missing."""
     parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        report(child(*args.child))
+        print(json.dumps(child(*args.child)), flush=True)
         return None
-    need_data()
+    if not data().exists():
+        print(wmt_data.MISSING, file=sys.stderr)
+        sys.exit(2)
     return args
 
 
