@@ -89,10 +89,10 @@ def make_scorer(contender: str, path: str):
     return fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
 
 
-def child(contender: str, order: str, n: int) -> dict:
+def child(contender: str, order: str, size: str) -> dict:
     import transformers
 
-    path = common.minilm()
+    path, n = common.minilm(), int(size)
     cands, refs = pairs(order, n)
     scorer = make_scorer(contender, path)
     loaded = common.rss_mb()
@@ -168,7 +168,7 @@ def compared(runs: dict[str, list[dict]]) -> list[dict]:
     return rows
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", default=",".join(ORDERS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -178,12 +178,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of bert-score and fastbertscore")
     parser.add_argument("--evaluate-module", default=EVALUATE_MODULE, help="evaluate's own "
                         "metrics/bertscore/bertscore.py (a clone of huggingface/evaluate); without it, its row is left out")  # fmt: skip
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        common.report(child(args.child[0], args.child[1], int(args.child[2])))
+    if (args := common.command_line(parser, child, argv, nargs=3)) is None:
         return 0
-    common.need_data()
     contenders = [name.strip() for name in args.contenders.split(";")]
     if unknown := [name for name in contenders if name not in CONTENDERS]:
         parser.error(f"unknown contender(s) {unknown}; choose from {list(CONTENDERS)}")
@@ -194,17 +190,9 @@ def main() -> int:
     rows = []
     for order in args.orders.split(","):
         for n in map(int, args.sizes.split(",")):
-            runs: dict[str, list[dict]] = {}
-            for k in range(args.rounds):
-                for contender in contenders:
-                    if (contender in FULL_ONLY and n != max(SIZES)) or (k and contender not in ROUNDED):
-                        continue
-                    runs.setdefault(contender, []).append(common.in_child(__file__, contender, order, n, env=env))
-                    print(
-                        f"{order}, {n}, round {k + 1}: {contender} {runs[contender][-1]['seconds']:.1f} s", flush=True
-                    )
-            rows += compared(runs)
-            Path(args.out).write_text(table(rows), encoding="utf-8")
+            skip = lambda k, c: (c in FULL_ONLY and n != max(SIZES)) or (k and c not in ROUNDED)  # noqa: B023
+            rows += compared(common.alternate(__file__, contenders, args.rounds, order, n, skip=skip, env=env))
+            Path(args.out).write_text(table(rows), encoding="utf-8")  # after each size: a long run keeps its rows
             Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     plot(rows, Path(args.plot))
     print(table(rows))

@@ -6,6 +6,7 @@ default the WMT file that ``python benchmarks/wmt_data.py`` builds.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -20,29 +21,29 @@ from pathlib import Path
 
 import wmt_data
 
+import fastbertscore as fb
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DATA = Path(os.environ.get("FASTBERTSCORE_BENCH_DATA") or wmt_data.DATA)
 #: 32 pairs from outside every workload that warm a scorer up before the clock starts.
 WARMUP = ROOT / "tests" / "data" / "wmt_toen_sample.tsv"
 #: Every child runs offline, with tokenizers at their defaults (in parallel), as a user runs each contender.
 ENV = {"HF_HUB_OFFLINE": "1"}
 
 
-def rows(path: Path = DATA) -> list[dict[str, str]]:
-    """The file's rows: lp, year, system, seg_id, candidate, reference, human, n_raters."""
-    with path.open(encoding="utf-8", newline="") as f:
+def data() -> Path:
+    """The pairs file: ``FASTBERTSCORE_BENCH_DATA`` as set now (the smoke tests set it per test), else the WMT file."""
+    return Path(os.environ.get("FASTBERTSCORE_BENCH_DATA") or wmt_data.DATA)
+
+
+def rows(path: Path | None = None) -> list[dict[str, str]]:
+    """The rows of ``path`` (default: :func:`data`): lp, year, system, seg_id, candidate, reference, human, n_raters."""
+    with (path or data()).open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def need_data() -> None:
-    if not DATA.exists():
-        print(wmt_data.MISSING, file=sys.stderr)
-        sys.exit(2)
-
-
 def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
-    """``python script --child ARGS`` in a fresh process, offline; what it :func:`report`-ed."""
+    """``python script --child ARGS`` in a fresh process, offline; what it answered (:func:`command_line`)."""
     argv = [sys.executable, script, "--child", *map(str, args)]
     done = subprocess.run(
         argv, env={**os.environ, **ENV, **(env or {})}, cwd=cwd, capture_output=True, text=True, check=False
@@ -52,9 +53,37 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def report(result: dict) -> None:
-    """A child's answer to :func:`in_child`: one line of JSON, last on stdout."""
-    print(json.dumps(result), flush=True)
+def command_line(
+    parser: argparse.ArgumentParser, child, argv: list[str] | None, nargs: int
+) -> argparse.Namespace | None:
+    """``parser``'s arguments; None in a ``--child`` process (:func:`in_child`), after its answer, ``child(*its nargs
+    strings)``, went out as one line of JSON, last on stdout. Exits if the pairs file is missing."""
+    parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(*args.child)), flush=True)
+        return None
+    if not data().exists():
+        print(wmt_data.MISSING, file=sys.stderr)
+        sys.exit(2)
+    return args
+
+
+def alternate(script: str, contenders: list[str], rounds: int, *args: object, skip=None, env=None) -> dict:
+    """Each (round, contender) not skipped (``skip(round, contender)``) in a fresh process (:func:`in_child` with
+    ``contender, *args``), the contenders alternating: the runs by contender."""
+    runs: dict[str, list[dict]] = {}
+    for k in range(rounds):
+        for contender in contenders:
+            if not (skip and skip(k, contender)):
+                runs.setdefault(contender, []).append(in_child(script, contender, *args, env=env))
+                print(f"{args}, round {k + 1}: {contender} {runs[contender][-1]['seconds']:.2f} s", flush=True)
+    return runs
+
+
+def write(text: str, out: str | Path) -> None:
+    Path(out).write_text(text, encoding="utf-8")
+    print(text)
 
 
 def minilm(threads: int = 2) -> str:
@@ -95,32 +124,26 @@ def rss_mb(pid: int | str = "self") -> float:
     return int(line.split()[1]) / 1024
 
 
-def cpu_info(field: str) -> str:
-    lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines() if Path("/proc/cpuinfo").exists() else []
-    return next((x.split(":", 1)[1].strip() for x in lines if x.split(":", 1)[0].strip() == field), "")
-
-
-def cpu_class() -> str:
+def cpu_class(about: dict | None = None) -> str:
     """The class of this CPU for bfloat16: amx, avx512-bf16, or torch's capability (avx2, avx512, ...)."""
-    import torch
-
-    flags = cpu_info("flags").split()
-    if "amx_bf16" in flags:
-        return "amx"
-    return "avx512-bf16" if "avx512_bf16" in flags else torch.backends.cpu.get_cpu_capability().lower()
+    about = about or fb.describe()
+    flags = str(about["cpu bf16 flags"]).split()
+    return (
+        "amx"
+        if "amx_bf16" in flags
+        else "avx512-bf16"
+        if "avx512_bf16" in flags
+        else str(about["cpu capability"]).lower()
+    )
 
 
 def machine() -> str:
     """The CPU, torch's capability for it, native bfloat16, and what ``dtype="auto"`` runs here."""
-    import torch
-
-    import fastbertscore as fb
-
-    native = cpu_class() in ("amx", "avx512-bf16")
+    about = fb.describe()
+    native, auto = "yes" if cpu_class(about) in ("amx", "avx512-bf16") else "no", about["dtype='auto' on cpu"]
     return (
-        f"{cpu_info('model name') or platform.processor()} ({platform.machine()}, torch CPU capability "
-        f"{torch.backends.cpu.get_cpu_capability()}, native bfloat16: {'yes' if native else 'no'}; dtype='auto' "
-        f"runs {fb.auto_dtype('cpu')}), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+        f"{about['cpu']} ({platform.machine()}, torch CPU capability {about['cpu capability']}, native bfloat16: "
+        f"{native}; dtype='auto' runs {auto}), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
     )
 
 

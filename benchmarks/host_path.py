@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import at_scale
 import common
@@ -23,13 +22,13 @@ ORDER = "system after system"
 PHASES = ("tokenize", "weights", "plan", "encoder", "pad", "match")
 
 
-def child(contender: str, layer: int, n: int) -> dict:
+def child(contender: str, layer: str, n: str) -> dict:
     import fastbertscore
 
-    at_scale.LAYER = layer
+    at_scale.LAYER = int(layer)
     scorer = at_scale.make_scorer(contender, common.minilm())
     common.warm_up(scorer.score)
-    cands, refs = at_scale.pairs(ORDER, n)
+    cands, refs = at_scale.pairs(ORDER, int(n))
     with common.EncoderCounter() as seen, fastbertscore.phase_times() as phases:
         start = time.perf_counter()
         scorer.score(cands, refs)
@@ -67,28 +66,19 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
     return head + common.table(columns, body)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", default="0,3")
     parser.add_argument("--pairs", type=int, default=19238)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(common.HERE / "host_path_results.md"))
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        common.report(child(args.child[0], int(args.child[1]), int(args.child[2])))
+    if (args := common.command_line(parser, child, argv, nargs=3)) is None:
         return 0
-    common.need_data()
     results: dict[tuple[int, str], list[dict]] = {}
     for layer in map(int, args.layers.split(",")):
-        for k in range(args.rounds):
-            for contender in CONTENDERS:
-                r = common.in_child(__file__, contender, layer, args.pairs)
-                results.setdefault((layer, contender), []).append(r)
-                print(f"layer {layer}, round {k + 1}: {contender} {r['seconds']:.2f} s", flush=True)
-    text = table(results, args.pairs)
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(text)
+        runs = common.alternate(__file__, list(CONTENDERS), args.rounds, layer, args.pairs)
+        results |= {(layer, contender): done for contender, done in runs.items()}
+    common.write(table(results, args.pairs), args.out)
     return 0
 
 

@@ -24,10 +24,10 @@ import common
 CONFIGS = {"plain": {}, "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True}}
 
 
-def child(n: int) -> dict:
+def child(n: str) -> dict:
     import fastbertscore as fb
 
-    rows = common.rows()[: n or None]
+    rows = common.rows()[: int(n) or None]
     cands, refs, path = [r["candidate"] for r in rows], [r["reference"] for r in rows], common.minilm()
     result = {"package": importlib.util.find_spec("fastbertscore").origin}
     for name, options in CONFIGS.items():
@@ -39,16 +39,12 @@ def child(n: int) -> dict:
     return result
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="main", help="a git revision of this repository")
     parser.add_argument("--pairs", type=int, default=0, help="only the first N pairs (default: all 19,238)")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child is not None:
-        common.report(child(args.child))
+    if (args := common.command_line(parser, child, argv, nargs=1)) is None:
         return 0
-    common.need_data()
     sys.path.insert(0, str(common.ROOT / "tests"))
     import torch
     from tolerances import prf_bounds

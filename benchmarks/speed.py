@@ -147,11 +147,7 @@ def measure(name: str, contenders: list[str], rounds: int) -> list[dict]:
     """Each (round, contender) in a fresh child process, the contenders alternating: one row per contender."""
     import torch
 
-    results: dict[str, list[dict]] = {c: [] for c in contenders}
-    for _ in range(rounds):
-        for contender in contenders:
-            results[contender].append(common.in_child(__file__, contender, "--workloads", name))
-            print(f"{name} {contender}: {results[contender][-1]['seconds']:.2f} s", flush=True)
+    results = common.alternate(__file__, contenders, rounds, name)
     flat = {c: torch.tensor([x for call in runs[0]["F"] for x in call]) for c, runs in results.items() if runs[0]["F"]}
     exact = flat.get("bert-score", flat.get("fastbertscore"))
     base = statistics.median(r["seconds"] for r in results["bert-score"]) if "bert-score" in results else None
@@ -180,21 +176,17 @@ def table(rows: list[list], rounds: int) -> str:
     return head + common.table([*columns, "max abs ΔF vs bert-score:", "τ vs exact:"], rows)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default="a,b,d,c10k,c100k,w1k,w4k,w16k")
     parser.add_argument("--contenders", help="only these (comma-separated) of each workload's contenders")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", help="results file (default: benchmarks/results_<cpu class>.md)")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
     # Before torch starts: oneDNN's kernel cache, capped for reduced precision on CPU (docs/speed.md).
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")
-    if args.child:
-        common.report(child(args.child, args.workloads))
+    if (args := common.command_line(parser, child, argv, nargs=2)) is None:
         return 0
     args.out = args.out or str(common.HERE / f"results_{common.cpu_class()}.md")
-    common.need_data()
     rows = []
     for name in args.workloads.split(","):
         wanted = [c for c in CONTENDERS[name] if not args.contenders or c in args.contenders.split(",")]

@@ -6,7 +6,7 @@ from fastbertscore.compute import compute, mbr, pairwise, score
 from fastbertscore.explanations.explanation import Explanation, Unit, explain
 from fastbertscore.files import pairs_from_rows, read_lines, read_rows, split_lines
 from fastbertscore.front import cached_scorer, clear_model_cache
-from fastbertscore.hardware import auto_dtype
+from fastbertscore.hardware import auto_dtype, describe
 from fastbertscore.hashing import get_hash
 from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
@@ -59,6 +59,7 @@ __all__ = [
     "clear_model_cache",
     "compare",
     "compute",
+    "describe",
     "explain",
     "get_hash",
     "lang2model",

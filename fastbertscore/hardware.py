@@ -224,6 +224,7 @@ def describe() -> dict[str, object]:
         "cpu": cpu_model(),
         "cpu capability": cpu_capability(),
         "cpu native bf16": cpu_native_bf16(),
+        "cpu bf16 flags": " ".join(f for f in _CPU_BF16_FLAGS if f in cpu_flags()) or "none",
         "cpu bf16 speed-up": f"{cpu_bf16_speedup():.2f}x float32 (measured)" if cpu_native_bf16() else "emulated",
         "torch threads": torch.get_num_threads(),
         "cuda available": torch.cuda.is_available(),

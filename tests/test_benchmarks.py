@@ -1,9 +1,12 @@
 """Every script in benchmarks/ runs on a few pairs and writes its table, so none breaks unseen between the rare
 runs that take minutes (or a lent GPU). Each writes under tmp_path, never over a committed results file; the
-pairs are the first rows of tests/data, named by FASTBERTSCORE_BENCH_DATA (benchmarks/common.py)."""
+pairs are the first rows of tests/data, named by FASTBERTSCORE_BENCH_DATA (benchmarks/common.py). A script's main
+runs in this process (its contenders still run in processes of their own, as in a real run); the GPU bundle runs
+as a lent machine starts it, in a process of its own."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -29,14 +32,6 @@ def _module(name: str):
         sys.path.remove(str(BENCHMARKS))
 
 
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    """The first 12 rows of the WMT sample (one test set, 12 systems)."""
-    path = tmp_path / "tiny.tsv"
-    path.write_text("".join(RATINGS.read_text(encoding="utf-8").splitlines(keepends=True)[:13]), encoding="utf-8")
-    return path
-
-
 def _run(script: str, *args: str, data: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(REPO), "FASTBERTSCORE_BENCH_DATA": str(data), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
@@ -47,11 +42,25 @@ def _run(script: str, *args: str, data: Path) -> str:
     return done.stdout
 
 
+@pytest.fixture
+def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The benchmark scripts, importable, reading the first 12 rows of the WMT sample (one test set, 12 systems);
+    their child processes see the same file and this tree's package."""
+    path = tmp_path / "tiny.tsv"
+    path.write_text("".join(RATINGS.read_text(encoding="utf-8").splitlines(keepends=True)[:13]), encoding="utf-8")
+    monkeypatch.setenv("FASTBERTSCORE_BENCH_DATA", str(path))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")  # what speed.py sets for itself and its children
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module
+
+
 @pytest.mark.slow
-def test_at_scale_writes_its_table_json_and_plot(tiny, tmp_path):
+def test_at_scale_writes_its_table_json_and_plot(bench, tmp_path):
     out = tmp_path / "at_scale.md"
-    _run("at_scale.py", "--sizes", "8", "--orders", "shuffled", "--rounds", "1", "--contenders",
-         "bert-score;fastbertscore", "--out", str(out), "--plot", str(tmp_path / "at.png"), data=tiny)  # fmt: skip
+    bench("at_scale").main(["--sizes", "8", "--orders", "shuffled", "--rounds", "1", "--contenders",
+                            "bert-score;fastbertscore", "--out", str(out), "--plot", str(tmp_path / "at.png")])  # fmt: skip
     assert "| shuffled | 8 | fastbertscore |" in out.read_text(encoding="utf-8")
     rows = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     ours = next(r for r in rows if r["contender"] == "fastbertscore")
@@ -60,18 +69,18 @@ def test_at_scale_writes_its_table_json_and_plot(tiny, tmp_path):
 
 
 @pytest.mark.slow
-def test_host_path_writes_its_phases(tiny, tmp_path):
+def test_host_path_writes_its_phases(bench, tmp_path):
     out = tmp_path / "host_path.md"
-    _run("host_path.py", "--layers", "0", "--rounds", "1", "--pairs", "8", "--out", str(out), data=tiny)
+    bench("host_path").main(["--layers", "0", "--rounds", "1", "--pairs", "8", "--out", str(out)])
     ours = next(line for line in out.read_text(encoding="utf-8").splitlines() if "| 0 | fastbertscore |" in line)
     assert ours.count(" – ") == 0, "every phase of ours is timed"
 
 
 @pytest.mark.slow
-def test_speed_writes_its_table_for_exact_and_the_bare_encoder(tiny, tmp_path):
+def test_speed_writes_its_table_for_exact_and_the_bare_encoder(bench, tmp_path):
     out = tmp_path / "speed.md"
-    _run("speed.py", "--workloads", "a", "--contenders", "bert-score,fastbertscore,encoder-only", "--rounds", "1",
-         "--out", str(out), data=tiny)  # fmt: skip
+    bench("speed").main(["--workloads", "a", "--contenders", "bert-score,fastbertscore,encoder-only", "--rounds", "1",
+                         "--out", str(out)])  # fmt: skip
     text = out.read_text(encoding="utf-8")
     assert all(
         re.search(rf"\| a \| {c} \| 10 \| [\d.]+ \|", text) for c in ("bert-score", "fastbertscore", "encoder-only")
@@ -79,34 +88,34 @@ def test_speed_writes_its_table_for_exact_and_the_bare_encoder(tiny, tmp_path):
 
 
 @pytest.mark.slow
-def test_same_numbers_finds_this_tree_equal_to_its_head(tiny):
-    out = _run("same_numbers.py", "--against", "HEAD", "--pairs", "4", data=tiny)
-    assert "every pair within the float32 bound" in out
+def test_same_numbers_finds_this_tree_equal_to_its_head(bench, capsys):
+    assert bench("same_numbers").main(["--against", "HEAD", "--pairs", "4"]) == 0
+    assert "every pair within the float32 bound" in capsys.readouterr().out
 
 
 @pytest.mark.slow
-def test_load_space_checks_every_answer(tiny, tmp_path):
+def test_load_space_checks_every_answer(bench, tmp_path):
     out = tmp_path / "load.md"
-    _run("load_space.py", "--users", "1", "--requests", "3", "--batch-every", "3", "--out", str(out), data=tiny)
+    bench("load_space").main(["--users", "1", "--requests", "3", "--batch-every", "3", "--out", str(out)])
     text = out.read_text(encoding="utf-8")
     assert "**failed: 0**" in text and "answers differing from the engine (> 1e-5): 0." in text
     assert all(f"| {kind} | 1 |" in text for kind in ("pair", "two refs", "5-pair file")), text
 
 
 @pytest.mark.slow
-def test_the_hostile_mix_builds_its_uploads_and_its_report(tmp_path):
+def test_the_hostile_mix_builds_its_uploads_and_its_report(bench, tmp_path):
     """The hostile run itself takes minutes (its file at the work budget runs to its end): here its uploads are
     built, the one at the budget checked to sit just under it, and a report written from outcomes."""
     import fastbertscore as fb
 
-    hostile = _module("load_hostile")
-    files = hostile.uploads(tmp_path)
+    load_space = bench("load_space")
+    files = load_space.uploads(tmp_path)
     job = fb.space.score_file(str(files["at_budget"]), "candidate", "reference", run=lambda job: job)
     assert 0.9 * fb.space.WORK_BUDGET <= job.work <= fb.space.WORK_BUDGET
     assert len([f for f in files if f.startswith("system")]) == fb.space.MAX_SYSTEMS + 1
     args = type("Args", (), {"requests": 2, "hostile_requests": 3})
     outcomes = [("layer 999", 0.1, "refused: no such layer"), ("a file", 30.0, "finished")]
-    text = hostile.report(args, [0.2, 0.3], [], [0.4, 0.5], ["user 1 request 0: boom"], outcomes, 500.0, 520.0)
+    text = load_space.hostile_report(args, [0.2, 0.3], [], [0.4, 0.5], ["user 1 request 0: boom"], outcomes, 500, 520)
     assert "refused within 2 s: **1 of 1**" in text and "**+20 MB**" in text and "Failures (beside" in text
 
 
