@@ -172,25 +172,21 @@ def _free(device: str) -> None:
 
 
 def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str], device: str) -> tuple[float, int]:
-    """The Hugging Face forward pass alone (the model cut at ``layer``) over the distinct texts, longest first in
-    batches of our default size on the device, with the attention kernels ours runs in half precision (not cuDNN's,
-    which builds a plan per shape): seconds and real tokens."""
-    import contextlib
-
+    """Our encoder's forward pass alone (the Hugging Face model cut at ``layer``, in ``dtype``, with the attention
+    kernels ours runs: in half precision not cuDNN's, which builds a plan per shape) over the distinct texts,
+    longest first in batches of our default size on the device: seconds and real tokens."""
     import torch
-    from torch.nn.attention import sdpa_kernel
-    from transformers import AutoModel, AutoTokenizer
 
-    from fastbertscore.models.encoder import HALF_ATTENTION_ON_GPU
-    from fastbertscore.pipeline.budget import default_batch_size
+    import fastbertscore as fb
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModel.from_pretrained(folder, num_hidden_layers=layer, dtype=getattr(torch, dtype)).to(device).eval()
-    padded, tokens = common.length_sorted_batches(tokenizer, texts, default_batch_size(device))
+    scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
+    padded, tokens = common.length_sorted_batches(scorer.tokenizer, texts, fb.default_batch_size(device))
     batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
-    half = dtype != "float32" and device.startswith("cuda")
-    with torch.inference_mode(), sdpa_kernel(HALF_ATTENTION_ON_GPU) if half else contextlib.nullcontext():
-        seconds, _, _ = _timed(device, lambda: [model(input_ids=a, attention_mask=m) for a, m in batches])
+    run = lambda encoder=scorer.embedder.encoder: [encoder(ids, mask) for ids, mask in batches]
+    with torch.inference_mode():
+        seconds, _, _ = _timed(device, run)
+    del scorer, run
+    _free(device)  # the next contender loads alone
     return seconds, tokens
 
 

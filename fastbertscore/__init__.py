@@ -12,6 +12,7 @@ from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
 from fastbertscore.models.defaults import DEFAULT_MODEL, LANG2MODEL, MODEL2LAYERS
 from fastbertscore.phases import phase_times
+from fastbertscore.pipeline.budget import default_batch_size
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
@@ -59,6 +60,7 @@ __all__ = [
     "clear_model_cache",
     "compare",
     "compute",
+    "default_batch_size",
     "describe",
     "explain",
     "get_hash",

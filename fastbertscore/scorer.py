@@ -13,7 +13,6 @@ from fastbertscore import assembly
 from fastbertscore.baselines.table import rescale
 from fastbertscore.idf import IdfWeights, count_documents
 from fastbertscore.matrix import MBRResult, Utility, mbr_select, pairwise_scores
-from fastbertscore.pipeline.budget import default_batch_size
 from fastbertscore.pipeline.embedder import BatchHook, Embedder
 from fastbertscore.pipeline.engine import score_pairs
 from fastbertscore.pipeline.weights import Weights, sentence_weights
@@ -30,7 +29,6 @@ from fastbertscore.validate import (
     check_matrix_texts,
     check_mbr,
     check_pairs,
-    check_positive_int,
 )
 
 logger = logging.getLogger(__name__)
@@ -295,8 +293,5 @@ class BERTScorer(ScorerAttributes):
         return self._idf.table
 
     def _call(self, batch_size: int | None, between_batches: BatchHook = None) -> Embedder:
-        """The loaded model as one call uses it: its budget (``batch_size``, default the settings', else the
-        device's: :func:`~fastbertscore.pipeline.budget.default_batch_size`) and weights."""
-        given = batch_size or self.settings.batch_size
-        size = check_positive_int(given, "batch_size") if given else default_batch_size(self.embedder.encoder.device)
-        return self.embedder.for_call(size, self._idf_table(), between_batches)
+        """The loaded model as one call uses it: its budget (``batch_size``, default the settings') and weights."""
+        return self.embedder.for_call(batch_size or self.settings.batch_size, self._idf_table(), between_batches)

@@ -18,13 +18,13 @@ from tqdm.auto import tqdm
 from fastbertscore.heap import Ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.budget import BatchHook, Budget
+from fastbertscore.pipeline.budget import BatchHook, Budget, default_batch_size
 from fastbertscore.pipeline.forward import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Names, Prepared, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
 from fastbertscore.pipeline.weights import Weights
 from fastbertscore.pipeline.windows import WindowSpec
-from fastbertscore.validate import LongInputs
+from fastbertscore.validate import LongInputs, check_positive_int
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -67,14 +67,19 @@ class Embedder:
         """Layers scored at once: ``L + 1`` with all layers, else 1."""
         return self.encoder.depth + 1 if self.encoder.all_layers else 1
 
-    def for_call(self, batch_size: int, idf: torch.Tensor | None = None, between_batches: BatchHook = None) -> Embedder:
+    def for_call(
+        self, batch_size: int | None, idf: torch.Tensor | None = None, between_batches: BatchHook = None
+    ) -> Embedder:
         """This loaded model as one call uses it (caches shared): with the call's budget on its device (see
-        :meth:`Budget.for_device`) and its token weights (``idf``: a ``(vocab,)`` idf table; else plain);
+        :meth:`Budget.for_device`; ``batch_size`` None: the device's) and its token weights (``idf``: a ``(vocab,)`` idf
+        table; else plain);
         ``between_batches()`` is called before each encoder batch, and an exception it raises stops the call."""
         width = self.encoder.width * self.n_layers
         budget = Budget.for_device(
             self.encoder.device,
-            batch_size=batch_size,
+            batch_size=check_positive_int(batch_size, "batch_size")
+            if batch_size
+            else default_batch_size(self.encoder.device),
             max_tokens=self.max_tokens,
             width=width,
             memory_mb=self.memory_mb,
