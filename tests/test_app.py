@@ -282,6 +282,8 @@ def _tables_wider_than_their_box(page) -> list:
 
 def _batch(page, path: Path, ref_columns: str = "reference"):
     page.get_by_role("tab", name="Batch").click()
+    # The tab draws its panel after the click: a file set before the upload box shows can be lost (a loaded machine).
+    page.locator("#upload").wait_for(state="visible", timeout=60_000)
     page.locator("#upload input[type=file]").set_input_files(str(path))
     page.locator("#upload").get_by_text(path.name).first.wait_for(timeout=120_000)  # generous: a loaded CI machine
     page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
