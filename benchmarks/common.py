@@ -27,6 +27,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 #: 32 pairs from outside every workload that warm a scorer up before the clock starts.
 WARMUP = ROOT / "tests" / "data" / "wmt_toen_sample.tsv"
+#: The phases of our call that ``fastbertscore.phase_times()`` reports, in pipeline order.
+PHASES = ("tokenize", "weights", "plan", "encoder", "pad", "match")
 #: Every child runs offline, with tokenizers at their defaults (in parallel), as a user runs each contender.
 ENV = {"HF_HUB_OFFLINE": "1"}
 

@@ -199,7 +199,7 @@ def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str]
     torch.set_float32_matmul_precision("highest")  # bert-score in full float32 too, as ours runs (no TF32)
     torch.backends.cudnn.allow_tf32 = False
     warm, rows, small = (cands[:64], refs[:64]), [], len(cands) <= CEILING_UP_TO
-    # at 100k pairs bert-score and float32 only (the device time a lent GPU gives does not hold bfloat16 there too)
+    # at 100k pairs bert-score and float32 only, so that both parts fit one device call
     contenders = (
         ["bert-score", "float32", "bfloat16", f"float32, memory_mb={MEMORY_MB}"] if small else ["bert-score", "float32"]
     )
@@ -283,7 +283,6 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
     text += common.table([*columns, "share:"], speed_rows) if speed_rows else ""
     split = [r for r in rows if r["part"] == "speed" and r.get("phases")]
     if split:
-        names = ("tokenize", "weights", "plan", "encoder", "pad", "match")
         text += (
             "\nOur calls split into phases (`fastbertscore.phase_times()`, a second call of the same scorer; each phase "
             "waits for the device at its end, so the split call runs a little slower; rest: the call less its "
@@ -294,8 +293,10 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
             ph = r["phases"]
             rest = ph["call"] - sum(v for k, v in ph.items() if k != "call")
             body.append([r["model"], r["pairs"], r["contender"], f"{ph['call']:.3f}"])
-            body[-1] += [fmt(ph.get(k), ".3f") for k in names] + [f"{rest:.3f}"]
-        text += common.table(["model", "pairs:", "contender", "call:", *(f"{k}:" for k in names), "rest:"], body)
+            body[-1] += [fmt(ph.get(k), ".3f") for k in common.PHASES] + [f"{rest:.3f}"]
+        text += common.table(
+            ["model", "pairs:", "contender", "call:", *(f"{k}:" for k in common.PHASES), "rest:"], body
+        )
     for r in (r for r in rows if r["part"] == "parity"):
         text += (
             f"\nParity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "

@@ -19,7 +19,6 @@ import common
 
 CONTENDERS = ("bert-score", "fastbertscore")
 ORDER = "system after system"
-PHASES = ("tokenize", "weights", "plan", "encoder", "pad", "match")
 
 
 def child(contender: str, layer: str, n: str) -> dict:
@@ -46,7 +45,7 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
         "range in brackets).\n\n"
     )
     columns = ["layer:", "contender", "whole call s:", "inside the model s:", "outside the model s:"]
-    columns += [f"{p}:" for p in (*PHASES, "rest")] + ["speed-up:", "outside: ours / theirs:"]
+    columns += [f"{p}:" for p in (*common.PHASES, "rest")] + ["speed-up:", "outside: ours / theirs:"]
     body = []
     for layer in sorted({layer for layer, _ in results}):
         theirs = common.median(results[(layer, "bert-score")])
@@ -55,7 +54,7 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
             r = common.median(runs)
             phases = r["phases"]
             outside = r["seconds"] - r["model_seconds"]
-            cells = [common.fmt(phases.get(p), ".2f") for p in PHASES]
+            cells = [common.fmt(phases.get(p), ".2f") for p in common.PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
             share = outside / (theirs["seconds"] - theirs["model_seconds"])
             spread = common.spread([x["seconds"] for x in runs])

@@ -137,8 +137,8 @@ def resolve(
     shared: bool = True,
     one_layer: str | None = None,
 ) -> tuple[BERTScorer, int | None]:
-    """The scorer :func:`run` scores with, and the batch size asked for (``None``: the device's; a kept scorer may have been made with
-    another): for callers that need the scorer itself (``explain``'s token embeddings). Arguments as in :func:`run`;
+    """The scorer :func:`run` scores with, and the batch size asked for (``None``: the device's; a kept scorer may
+    have been made with another): for callers that need the scorer itself (``explain``'s token embeddings). Arguments as in :func:`run`;
     ``idf_texts`` has no default here."""
     if scorer is not None and options:
         given = ["settings"] if isinstance(options, Settings) else list(options)

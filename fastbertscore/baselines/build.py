@@ -81,9 +81,9 @@ def build(
     ``on_checkpoint(done)`` runs after each checkpoint is safely on disk (progress reports; the tests kill the
     process there, at a known point).
     """
-    for value, what in ((pairs, "pairs"), (block, "block"), (batch_size, "batch_size")):
-        if value is not None or what != "batch_size":
-            check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
+    given = [(pairs, "pairs"), (block, "block")] + ([(batch_size, "batch_size")] if batch_size is not None else [])
+    for value, what in given:  # batch_size None: the device's
+        check_positive_int(value, what)  # pairs=0 wrote a header-only table and a manifest entry for it
     sentences = read_corpus(corpus)
     if name is None:
         relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under

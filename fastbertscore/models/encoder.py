@@ -37,10 +37,10 @@ _T5_ENCODERS = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5E
 _UNSUPPORTED = {
     "funnel": "Funnel Transformer pools the sequence between its blocks, so a layer's vectors are not the text's tokens"
 }
-#: Attention kernels for half precision on a GPU: all of torch's but cuDNN's, which builds an execution plan for each
-#: new (batch, length) shape; length-sorted batches bring a new shape nearly every batch, so a one-off evaluation
-#: paid that build on most of its batches (docs/speed.md, "On a GPU").
-HALF_ATTENTION_ON_GPU = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+# Attention kernels for half precision on a GPU: all of torch's but cuDNN's, which builds an execution plan for each
+# new (batch, length) shape; length-sorted batches bring a new shape nearly every batch, so a one-off evaluation
+# paid that build on most of its batches (docs/speed.md, "On a GPU").
+_HALF_ATTENTION_ON_GPU = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 # Families whose base model runs a pooler (a dense layer and tanh over the first token) unless it is None: scores read
 # only hidden states, so it is dropped (at layer 0, where the encoder is the embeddings alone, it was a fifth of it).
 _SKIPPABLE_POOLER = frozenset(
@@ -70,7 +70,7 @@ class Encoder:
         want_hidden = self.all_layers or self.hidden_index is not None
         device = input_ids.device.type
         half_on_gpu = device == "cuda" and self.autocast is not None
-        attention = sdpa_kernel(HALF_ATTENTION_ON_GPU) if half_on_gpu else contextlib.nullcontext()
+        attention = sdpa_kernel(_HALF_ATTENTION_ON_GPU) if half_on_gpu else contextlib.nullcontext()
         with torch.autocast(device, dtype=self.autocast, enabled=self.autocast is not None), attention:
             out = self.module(input_ids, attention_mask=attention_mask, output_hidden_states=want_hidden)
         if self.all_layers:

@@ -50,8 +50,9 @@ MATCH_ENTRIES_CAP = 1 << 24
 CPU_MATCH_ENTRIES_CAP = 1 << 20
 #: The encoder's working memory per token, in floats per unit of the embedding's width (float32 activations).
 ACTIVATION_FLOATS = 8
-#: On CUDA, encoder batches grow to fill this part of the free memory (of the budget, where the user gave one), at about this many floats a token per unit
-#: of width, up to ``GPU_MAX_TOKENS`` padded tokens (rounded down to a multiple of ``GPU_TOKEN_STEP``).
+#: On CUDA, encoder batches grow to fill this part of the free memory (of the budget, where the user gave one), at
+#: about this many floats a token per unit of width, up to ``GPU_MAX_TOKENS`` padded tokens (rounded down to a
+#: multiple of ``GPU_TOKEN_STEP``).
 GPU_ACTIVATION_SHARE, GPU_ACTIVATION_FLOATS, GPU_MAX_TOKENS, GPU_TOKEN_STEP = 4, 64, 65536, 1024
 #: compute() (and so the evaluate module) keeps the embeddings of recent texts between calls in this part of the
 #: default budget: a reference shared by several systems is embedded once across datasets.map batches.
@@ -130,11 +131,12 @@ class Budget:
 
     @classmethod
     def for_device(
-        cls, device: torch.device, *, batch_size: int, max_tokens: int, width: int, memory_mb: int | None = None
+        cls, device: torch.device, *, batch_size: int | None, max_tokens: int, width: int, memory_mb: int | None = None
     ) -> Budget:
         """The budget of a call on ``device``: the memory the user gave (``memory_mb``), else a share of the host's
         available RAM on CPU or of the free GPU memory on CUDA. On CUDA the encoder batches and steps grow with
-        the free memory too: ``width`` (floats per token of an embedding) sizes them."""
+        the free memory too: ``width`` (floats per token of an embedding) sizes them. ``batch_size`` ``None``: the
+        device's (:func:`default_batch_size`)."""
         free = free_device_memory(device)
         on_cuda = torch.device(device).type == "cuda"
         memory = memory_mb * MB if memory_mb is not None else default_memory(device, free)
@@ -145,7 +147,8 @@ class Budget:
         step_cap = None if on_cuda else CPU_STEP_BATCHES * max_tokens * width * FLOAT_BYTES
         match_cap = MATCH_ENTRIES_CAP if on_cuda else CPU_MATCH_ENTRIES_CAP
         activation = max_tokens * width * FLOAT_BYTES * ACTIVATION_FLOATS
-        return cls(batch_size, max_tokens, memory, step_cap, memory_mb is not None, activation, match_cap)
+        size = default_batch_size(device) if batch_size is None else batch_size
+        return cls(size, max_tokens, memory, step_cap, memory_mb is not None, activation, match_cap)
 
 
 def default_memory(device: torch.device | str, free: int | None = None) -> int:

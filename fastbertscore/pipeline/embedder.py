@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from fastbertscore.heap import Ceiling
 from fastbertscore.models.encoder import Encoder
 from fastbertscore.phases import phase
-from fastbertscore.pipeline.budget import BatchHook, Budget, default_batch_size
+from fastbertscore.pipeline.budget import BatchHook, Budget
 from fastbertscore.pipeline.forward import encode, pad_id_of
 from fastbertscore.pipeline.prepare import Names, Prepared, check_long, text_weights, warn_unknown
 from fastbertscore.pipeline.tokens import tokenize, warn_truncated
@@ -77,9 +77,7 @@ class Embedder:
         width = self.encoder.width * self.n_layers
         budget = Budget.for_device(
             self.encoder.device,
-            batch_size=check_positive_int(batch_size, "batch_size")
-            if batch_size
-            else default_batch_size(self.encoder.device),
+            batch_size=None if batch_size is None else check_positive_int(batch_size, "batch_size"),
             max_tokens=self.max_tokens,
             width=width,
             memory_mb=self.memory_mb,
