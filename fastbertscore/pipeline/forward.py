@@ -122,7 +122,7 @@ def _run_batches(
     pending = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
-    with exact.exact_float32():
+    with exact.exact_float32(), torch.inference_mode():  # (normalize divides the encoder's output in place)
         while pending:
             if between_batches is not None:
                 between_batches()
@@ -133,14 +133,17 @@ def _run_batches(
             try:
                 with phase("encoder", device):
                     input_ids, mask = _on_device(*packed.padded(batch, pad_id), device)
-                    hidden = normalize(encoder(input_ids, mask))
+                    hidden, norms = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
                 cap = _halved(device, len(batch), lengths[batch[0]], batch_size, first=cap == batch_size)
                 pending.appendleft(batch)
                 continue
-            # A unit-norm vector's entries lie in [-1, 1], so its sum is finite unless one of them is not (a zero,
-            # infinite or NaN hidden state normalises to NaN or inf): one reduction instead of a mask per entry.
-            bad += (~torch.isfinite(hidden.flatten(2).sum(dim=2)) & mask.bool()).any(dim=1).sum()
+            # A hidden state with an infinite or NaN entry has such a norm, and one of zeros a norm of 0: no unit
+            # vector comes of either. The norms are checked, not the (D times larger) embeddings.
+            unusable = ~torch.isfinite(norms) | (norms == 0)
+            if unusable.dim() == 3:  # all layers: (B, T, L + 1)
+                unusable = unusable.any(dim=2)
+            bad += (unusable & mask.bool()).any(dim=1).sum()
             for row, index in enumerate(batch):
                 out[index] = hidden[row, : lengths[index]]
             if progress is not None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import torch
 
 
-def normalize(embeddings: torch.Tensor) -> torch.Tensor:
-    """Divide each token vector by its L2 norm (the same operation ``bert-score`` applies)."""
-    return embeddings / torch.norm(embeddings, dim=-1).unsqueeze(-1)
+def normalize(embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Divide each token vector by its L2 norm, in place (the same division ``bert-score`` applies, without a
+    second copy of the embeddings); the embeddings and their norms (a norm that is 0 or not finite marks a vector
+    that no division makes a unit vector)."""
+    norms = torch.norm(embeddings, dim=-1)
+    return embeddings.div_(norms.unsqueeze(-1)), norms
 
 
 def greedy_match(
@@ -23,7 +26,8 @@ def greedy_match(
     """BERTScore precision, recall and F1 of padded, normalised candidate/reference embeddings.
 
     Args:
-        cand: ``(..., B, Tc, D)`` unit-norm candidate token embeddings (leading dims, e.g. layers, broadcast).
+        cand: ``(..., B, Tc, D)`` unit-norm candidate token embeddings (leading dims, e.g. layers, broadcast),
+            zero vectors on padding (as :func:`~.batching.pad` pads).
         cand_mask: ``(B, Tc)`` bool, True on real tokens.
         cand_weights: ``(B, Tc)`` token weights, 0 on padding; normalised here to sum to 1 per sentence.
         ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``.
@@ -53,12 +57,33 @@ def f_measure(P: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
 def _best_similarities(
     cand: torch.Tensor, cand_mask: torch.Tensor, ref: torch.Tensor, ref_mask: torch.Tensor, block: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each candidate token's and each reference token's best similarity, ``block`` candidate tokens at a time."""
+    """Each candidate token's and each reference token's best similarity, ``block`` candidate tokens at a time.
+
+    On a CPU padding is not masked: a zero vector's similarity to anything is exactly 0, so a maximum over padding
+    and real tokens is the real tokens' one wherever that is above 0. Only where a real token's best is not above 0
+    and the other side has padding could padding have won: then (rare with real models, whose token vectors mostly
+    point the same way) the maxima are taken again with padding masked out. The same numbers, with two passes over
+    the similarities fewer. On a GPU the masked maxima are taken at once (the check would make the host wait at
+    every step)."""
+    if cand.device.type == "cpu":
+        rows, cols = _maxima(cand, None, ref, None, block)
+        cand_padded = ~cand_mask.all(dim=-1, keepdim=True)  # (B, 1): the item has padded candidate rows
+        ref_padded = ~ref_mask.all(dim=-1, keepdim=True)
+        if not (((rows <= 0) & cand_mask & ref_padded).any() or ((cols <= 0) & ref_mask & cand_padded).any()):
+            return rows, cols
+    return _maxima(cand, cand_mask, ref, ref_mask, block)
+
+
+def _maxima(
+    cand: torch.Tensor, cand_mask: torch.Tensor | None, ref: torch.Tensor, ref_mask: torch.Tensor | None, block: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The row and column maxima of the similarities, padding masked out where the masks are given."""
     rows, cols = [], None
     for start in range(0, max(cand.shape[-2], 1), block):
         sim = torch.matmul(cand[..., start : start + block, :], ref.transpose(-1, -2))
-        pair_mask = cand_mask[:, start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
-        sim = sim.masked_fill(~pair_mask, float("-inf"))
+        if cand_mask is not None and ref_mask is not None:
+            pair_mask = cand_mask[:, start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
+            sim = sim.masked_fill_(~pair_mask, float("-inf"))
         rows.append(sim.max(dim=-1).values)
         col = sim.max(dim=-2).values
         cols = col if cols is None else torch.maximum(cols, col)

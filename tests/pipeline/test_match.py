@@ -9,7 +9,7 @@ from fastbertscore.pipeline.match import greedy_match, normalize
 
 
 def _one(vectors):
-    emb = normalize(torch.tensor([vectors], dtype=torch.float32))
+    emb, _ = normalize(torch.tensor([vectors], dtype=torch.float32))
     return emb, torch.ones(emb.shape[:2], dtype=torch.bool), torch.ones(emb.shape[:2])
 
 
@@ -32,10 +32,10 @@ def test_each_token_takes_its_best_match_and_weights_normalise():
 
 
 def test_padding_never_matches_even_when_all_similarities_are_negative():
-    cand = normalize(torch.tensor([[[1.0, 0.0], [0.0, 0.0]]]))  # second row is padding
+    cand, _ = normalize(torch.tensor([[[1.0, 0.0], [0.0, 0.0]]]))  # second row is padding
     cand = torch.nan_to_num(cand)
     cand_mask = torch.tensor([[True, False]])
-    ref = normalize(torch.tensor([[[-1.0, 0.1]]]))
+    ref, _ = normalize(torch.tensor([[[-1.0, 0.1]]]))
     P, R, _F = greedy_match(
         cand, cand_mask, torch.tensor([[1.0, 0.0]]), ref, torch.ones(1, 1, dtype=torch.bool), torch.ones(1, 1)
     )
@@ -44,10 +44,35 @@ def test_padding_never_matches_even_when_all_similarities_are_negative():
 
 def test_layers_broadcast():
     emb, mask, w = _one([[1.0, 0.0], [0.3, 0.7]])
-    other = normalize(torch.tensor([[[0.5, 0.5], [0.1, 0.9]]]))
+    other, _ = normalize(torch.tensor([[[0.5, 0.5], [0.1, 0.9]]]))
     stacked = torch.stack([emb, other])  # (L=2, B=1, T, D)
     P, R, F = greedy_match(stacked, mask, w, torch.stack([other, other]), mask, w)
     single = greedy_match(emb, mask, w, other, mask, w)
     assert P.shape == (2, 1)
     assert_scores_close([x[0] for x in (P, R, F)], single, width=2, tokens=2)
     assert_close(F[1], torch.ones(1), prf_bounds(2, tokens=2)[2], "F of identical layers")
+
+
+def test_a_padded_batch_scores_each_pair_as_alone_when_padding_would_win():
+    """Padding is zero vectors (similarity 0); pairs whose best similarities are negative, next to longer texts
+    that pad them, must score as they do alone, where nothing pads them."""
+    torch.manual_seed(0)
+    pairs = []
+    for tc, tr in [(3, 5), (6, 2), (1, 1), (4, 4), (2, 7)]:
+        cand = torch.nn.functional.normalize(torch.randn(tc, 8), dim=-1)
+        ref = torch.nn.functional.normalize(torch.randn(tr, 8), dim=-1)
+        pairs.append((cand, -ref if tc == 3 else ref))  # the first pair: many similarities below 0
+    pairs.append((pairs[0][0][:1], -pairs[0][0][:1]))  # one token against its opposite: all similarities -1
+
+    def padded(rows):
+        out = torch.zeros(len(rows), max(len(r) for r in rows), 8)
+        mask = torch.zeros(out.shape[:2], dtype=torch.bool)
+        for i, r in enumerate(rows):
+            out[i, : len(r)], mask[i, : len(r)] = r, True
+        return out, mask, mask.float()
+
+    together = greedy_match(*padded([c for c, _ in pairs]), *padded([r for _, r in pairs]))
+    for i, (c, r) in enumerate(pairs):
+        alone = greedy_match(*padded([c]), *padded([r]))
+        assert_scores_close([x[i : i + 1] for x in together], alone, width=8, tokens=max(len(c), len(r)))
+    assert together[0][-1].item() < -0.99 and together[1][-1].item() < -0.99

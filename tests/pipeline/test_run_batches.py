@@ -115,6 +115,34 @@ def test_float16_overflow_is_a_clear_error_not_nan_scores(overflowing_bert, stor
         _run(half, ids, pad_id, batch_size=8)
 
 
+class Damaged:
+    """A real encoder whose hidden states are zeroed (``zero``) or set to NaN (``nan``) at some (text, token) places of
+    each batch; the place of a padded token changes no embedding."""
+
+    def __init__(self, encoder, places):
+        self.encoder, self.places = encoder, places
+
+    device = property(lambda self: self.encoder.device)
+    autocast = property(lambda self: self.encoder.autocast)
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = self.encoder(input_ids, attention_mask)
+        for (row, token), value in self.places.items():
+            hidden[row, token if token >= 0 else hidden.shape[1] + token] = value
+        return hidden
+
+
+@pytest.mark.parametrize("value", [0.0, float("nan"), float("inf")])
+def test_an_unusable_hidden_state_of_a_real_token_is_an_error_and_of_padding_is_not(minilm_run, value):
+    encoder, ids, pad_id = minilm_run
+    one_batch = [min(ids, key=len), max(ids, key=len)]  # the shorter one is padded
+    assert len(one_batch[0]) < len(one_batch[1])
+    with pytest.raises(ValueError, match=r"inf/NaN hidden states for 1 of 2 texts"):
+        _run(Damaged(encoder, {(0, 1): value}), one_batch, pad_id, batch_size=8)
+    padded_token = {(1, -1): value}  # the batch runs longest first: row 1 is the shorter text, its last place padding
+    assert set(_run(Damaged(encoder, padded_token), one_batch, pad_id, batch_size=8)) == {0, 1}
+
+
 class Counted:
     """A real encoder that counts the batches it runs."""
 
