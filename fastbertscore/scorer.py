@@ -99,7 +99,10 @@ class BERTScorer(ScorerAttributes):
         that weighs tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the
         ranks of a process group. This scorer is not changed."""
         settings = self.settings if self.settings.idf is True else self.settings.replace(idf=True)
-        return self._made(settings, self.embedder, idf, self._baseline)
+        made = self._made(settings, self.embedder, idf, self._baseline)
+        if settings is self.settings and idf.mapping == (self._idf.mapping if self._idf else None):
+            vars(made)["signature"] = self.signature  # what signature_of would make again of the same four values
+        return made
 
     @classmethod
     def _made(
