@@ -1,8 +1,8 @@
-"""One-call entry points, each an adapter over :func:`fastbertscore.front.run`: ``score`` (bert-score's, a scorer of
-its own each call; the model stays loaded) and, on the scorer kept between calls, ``compute`` (the
-``evaluate``-style dict of lists), ``pairwise`` and ``mbr``.
+"""One-call entry points, each an adapter over :func:`fastbertscore.front.run` and the scorer it keeps between calls
+for their settings: ``score`` (bert-score's), ``compute`` (the ``evaluate``-style dict of lists), ``pairwise`` and
+``mbr``.
 
-The kept scorer is rebuilt whenever a setting that changes numbers changes (the device included, which the official
+A kept scorer is another whenever a setting that changes numbers changes (the device included, which the official
 ``evaluate-metric/bertscore`` module forgets); idf weights are counted per call over the call's references, on the
 same loaded model; settings that change no number (``batch_size``, ``verbose``) are passed per call.
 """
@@ -101,8 +101,9 @@ def score(
     """BERTScore of candidates against references; the signature and return value of ``bert_score.score``.
 
     ``options`` takes the other fields of :class:`~fastbertscore.Settings` (extra: not one of bert-score's).
-    ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for shapes; the model
-    stays loaded for the next call with the same settings (:func:`clear_model_cache`).
+    ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for shapes; the scorer
+    (its model, and its baseline as read) is kept for the next call with the same settings (:func:`clear_model_cache`
+    lets it go: after a model is saved again into the same folder, say).
 
     Args:
         cands: N candidate texts.
@@ -130,7 +131,7 @@ def score(
         baseline_path=baseline_path,
         use_fast_tokenizer=use_fast_tokenizer,
     )
-    return run(check_pairs(cands, refs), options, shared=False, verbose=verbose).returned(return_hash)
+    return run(check_pairs(cands, refs), options, verbose=verbose).returned(return_hash)
 
 
 def compute(

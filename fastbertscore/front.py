@@ -10,6 +10,7 @@ here, as a value, over the texts the caller names (by default the work's referen
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, overload
 
@@ -22,8 +23,11 @@ from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.validate import Matrix, Pairs, Refs, Samples, check_idf_sents
 
-# The scorers kept between calls, by their settings' scorer_key (one slot; the model itself is kept by models.shared).
-_scorers: dict[tuple[tuple[str, object], ...], BERTScorer] = {}
+#: Scorers kept between calls, by their settings' scorer_key, all of one model on one device: ``score``'s beside
+#: ``compute``'s (another ``cache_mb``), the Space's raw twin beside its rescaling scorer. A scorer of another model
+#: lets them all go, so that none holds a model :mod:`fastbertscore.models.shared` has let go.
+MAX_SCORERS = 4
+_scorers: OrderedDict[tuple[tuple[str, object], ...], BERTScorer] = OrderedDict()
 _lock = threading.Lock()
 Options = Settings | Mapping[str, Any]
 
@@ -46,21 +50,30 @@ def cached_scorer(settings: Settings, idf_texts: Refs | None = None) -> BERTScor
 def scorer_for(settings: Settings, idf_texts: Refs | None = None, *, shared: bool = True) -> BERTScorer:
     """The scorer of ``settings``: the one kept between calls (``shared``) or one of its own; with ``idf=True`` and
     ``idf_texts`` (strings, or lists of strings, flattened), weighing tokens by idf counted over them."""
-    if shared:
+    if not shared:
+        scorer = BERTScorer.from_settings(settings)
+    else:  # the kept one (made and kept on the first call), never changed once kept
         key = settings.scorer_key()
         with _lock:
-            scorer = _scorers.get(key)
-        if scorer is None:
-            scorer = BERTScorer.from_settings(settings)
-            with _lock:
-                _scorers.clear()
-                _scorers[key] = scorer
-    else:
-        scorer = BERTScorer.from_settings(settings)
+            kept = _scorers.get(key)
+            if kept is not None:
+                _scorers.move_to_end(key)
+        scorer = kept if kept is not None else _keep(key, BERTScorer.from_settings(settings))
     if settings.idf is not True or idf_texts is None:
         return scorer
     flat = [t for item in idf_texts for t in ([item] if isinstance(item, str) else item)]
     return scorer.with_idf(IdfWeights.counted(scorer.tokenizer, flat, scorer.token_limit))
+
+
+def _keep(key: tuple[tuple[str, object], ...], scorer: BERTScorer) -> BERTScorer:
+    """Keep ``scorer`` under ``key`` beside the others of its model (those of another model go)."""
+    with _lock:
+        if any((s.model_type, s.device) != (scorer.model_type, scorer.device) for s in _scorers.values()):
+            _scorers.clear()
+        _scorers[key] = scorer
+        while len(_scorers) > MAX_SCORERS:
+            _scorers.popitem(last=False)
+    return scorer
 
 
 @overload
@@ -148,7 +161,10 @@ def resolve(
         sents = options.pop("idf_sents")
         if sents is not None:
             idf_texts = check_idf_sents(sents, isinstance(options.get("idf"), Mapping))
-    settings = scorer.settings if scorer is not None else checked(caller, options)
+    if scorer is not None:
+        settings = scorer.settings
+    else:  # as checked() does, without the call
+        settings = options if isinstance(options, Settings) else Settings.from_options(caller, options or {})
     if one_layer is not None and settings.all_layers:
         raise ValueError(f"{caller} needs one layer: {one_layer}; drop all_layers=True")
     if scorer is None:

@@ -99,7 +99,10 @@ class BERTScorer(ScorerAttributes):
         that weighs tokens by ``idf``: e.g. ``IdfWeights.from_counts`` of document frequencies summed over the
         ranks of a process group. This scorer is not changed."""
         settings = self.settings if self.settings.idf is True else self.settings.replace(idf=True)
-        return self._made(settings, self.embedder, idf, self._baseline)
+        made = self._made(settings, self.embedder, idf, self._baseline)
+        if settings is self.settings and idf.mapping == (self._idf.mapping if self._idf else None):
+            vars(made)["signature"] = self.signature  # what signature_of would make again of the same four values
+        return made
 
     @classmethod
     def _made(
@@ -137,6 +140,7 @@ class BERTScorer(ScorerAttributes):
         if self._idf is not None:
             logger.warning("Overwriting the previous importance weights.")
         self._idf = IdfWeights.counted(self.tokenizer, sents, self.token_limit)
+        self.__dict__.pop("signature", None)  # a mapping's digest it named is gone
 
     def document_frequencies(self, sents: Texts) -> torch.Tensor:
         """``(vocab,)`` int64: in how many of ``sents`` each token occurs (summable across processes; then
@@ -261,10 +265,9 @@ class BERTScorer(ScorerAttributes):
         """Checked work on this scorer, the step every path ends in (:func:`fastbertscore.front.run` once it has a
         scorer): pairs or an all-vs-all matrix → a :class:`ScoreResult`, MBR groups → an :class:`MBRResult`.
         ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
-        if isinstance(work, Pairs):
-            raw = self.raw_scores(work, batch_size=batch_size, verbose=verbose, between_batches=between_batches)
-            return self.finish(raw, work)
         call = self._call(batch_size, between_batches)
+        if isinstance(work, Pairs):
+            return self.finish(score_pairs(call, work, verbose=verbose), work)
         if isinstance(work, Samples):
             baseline = self.baseline_vals if self.rescale_with_baseline else None
             return replace(mbr_select(call, baseline, work, verbose=verbose), hash=self.hash)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import torch
@@ -61,9 +62,10 @@ class ScorerAttributes:
     )
     baseline_vals = _attribute(lambda self: self._loaded_baseline()[0], doc="The baseline's rows (read on first use).")
 
-    @property
+    @cached_property
     def signature(self) -> Signature:
-        """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``)."""
+        """Every setting behind this scorer's numbers (long form ``str()``, short form ``.short()``): made on first
+        use, as nothing it names changes after (:meth:`~fastbertscore.BERTScorer.compute_idf` lets it go)."""
         baseline = self._loaded_baseline()[1] if self.rescale_with_baseline else None  # its digest: read the table
         return assembly.signature_of(self.settings, self.embedder, self._idf.mapping if self._idf else None, baseline)
 

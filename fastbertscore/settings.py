@@ -267,12 +267,16 @@ class Settings:
     @classmethod
     def from_options(cls, where: str, options: Mapping[str, Any]) -> Settings:
         """Settings from keyword options; an unknown one is a ``TypeError`` that names it and ``where``."""
-        unknown = [name for name in options if name not in cls.names()]
+        unknown = [name for name in options if name not in _NAMES]
         if unknown:
             raise TypeError(
                 f"{where} got an unexpected keyword argument {unknown[0]!r}; the options are: {', '.join(cls.names())}"
             )
         return cls(**options)
+
+
+#: Every option's name, once (``from_options`` checks each given option against it).
+_NAMES = frozenset(Settings.names())
 
 
 def documenting_options(function: F) -> F:

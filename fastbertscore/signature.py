@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Literal
 
 from fastbertscore.hashing import get_hash
@@ -86,9 +87,10 @@ class Signature:
     def short(self) -> str:
         return "|".join(f"{short}:{text}" for _, short, text in self._forms())
 
-    @property
+    @cached_property
     def hash(self) -> str:
-        """bert-score's hash code, with a suffix for each number-changing setting bert-score does not have."""
+        """bert-score's hash code, with a suffix for each number-changing setting bert-score does not have (made on
+        first use)."""
         return get_hash(
             self.model,
             self.layer,

@@ -7,7 +7,15 @@ import re
 
 import pytest
 import torch
-from paths import MINILM
+from paths import MINILM, REPO
+from route import (
+    MAX_ABOVE_STEPS,
+    MAX_FUNCTIONS,
+    MAX_HOPS,
+    MAX_MODULES,
+    MAX_MODULES_ABOVE_STEPS,
+    score_route,
+)
 from tolerances import assert_scores_close
 
 import fastbertscore as fb
@@ -40,3 +48,36 @@ def test_idf_sents_beside_the_settings_weighs_as_the_scorer_built_with_them(mt_p
     assert out["f1"] != own["f1"]
     with pytest.raises(ValueError, match="idf_sents is empty"):
         fb.score(cands, refs, model_type=MINILM, idf=True, idf_sents=[])
+
+
+def test_scorers_of_one_model_are_kept_beside_each_other_and_another_model_lets_them_go(tiny_model):
+    plain = fb.Settings(model_type=MINILM, num_layers=2)
+    kept = fb.cached_scorer(plain)
+    cached = fb.cached_scorer(fb.Settings(model_type=MINILM, num_layers=2, cache_mb=8))  # compute()'s beside score()'s
+    assert fb.cached_scorer(plain) is kept and cached is not kept
+    fb.cached_scorer(fb.Settings(model_type=tiny_model("bert"), num_layers=2))
+    assert fb.cached_scorer(plain) is not kept  # none holds a model models.shared let go
+
+
+def test_score_reuses_its_kept_scorer_and_counts_idf_over_each_calls_own_references(mt_pairs):
+    cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
+    other = mt_pairs[1][20:26]
+    for over in (refs, other, refs):
+        scores, code = fb.score(cands, over, model_type=MINILM, num_layers=2, idf=True, return_hash=True)
+        fresh = fb.BERTScorer(model_type=MINILM, num_layers=2, idf=True, idf_sents=over)
+        assert_scores_close(scores, fresh.score(cands, over))
+        assert code == fresh.hash
+
+
+def test_the_route_of_one_score_call_stays_as_counted():
+    """The second of two identical ``score`` calls enters no more functions, modules and hops of the package than
+    ARCHITECTURE.md counts (``tests/route.py``), so a needless hop cannot come back unseen."""
+    route = score_route(MINILM)
+    above = route.above_steps
+    counted = (len(route.functions), len(route.modules), len(route.hops), len(above), len({m for m, _ in above}))
+    limits = (MAX_FUNCTIONS, MAX_MODULES, MAX_HOPS, MAX_ABOVE_STEPS, MAX_MODULES_ABOVE_STEPS)
+    listing = "\n".join(f"{m}.{f}" for m, f in route.functions)
+    assert all(n <= most for n, most in zip(counted, limits, strict=True)), f"{counted} > {limits}:\n{listing}"
+    text = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
+    assert f"{MAX_FUNCTIONS} named functions of the package" in text
+    assert f"in {MAX_MODULES} modules. {MAX_HOPS} of those functions are hops" in text

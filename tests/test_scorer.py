@@ -58,6 +58,25 @@ def test_document_frequencies_of_shards_add_up_to_the_whole(mt_pairs):
         sharded.weights()  # with_idf made another scorer: this one, perhaps shared, is unchanged
 
 
+def test_a_scorer_with_other_idf_weights_names_them_in_its_signature_as_one_built_with_them(mt_pairs):
+    refs = mt_pairs[1][:6]
+    counted = fb.IdfWeights.counted(fb.BERTScorer(model_type=MINILM).tokenizer, refs, None)
+    mapping = {7592: 2.0}
+    mapped = fb.IdfWeights.from_mapping(mapping, counted.table.numel())
+    bases = {
+        "counted": fb.BERTScorer(model_type=MINILM, idf=True),
+        "mapping": fb.BERTScorer(model_type=MINILM, idf=mapping),
+        "mapped weights of idf=True": fb.BERTScorer.from_settings(Settings(model_type=MINILM, idf=True), idf=mapped),
+    }
+    built = {"counted": fb.BERTScorer(model_type=MINILM, idf=True, idf_sents=refs).signature}
+    built["mapping"] = fb.BERTScorer(model_type=MINILM, idf=mapping).signature
+    for name, base in bases.items():
+        base.hash  # noqa: B018 (the base's signature, made before the other scorer is)
+        for weights, kind in ((counted, "counted"), (mapped, "mapping")):
+            other = base.with_idf(weights).signature
+            assert (other, other.hash) == (built[kind], built[kind].hash), (name, kind)
+
+
 def test_a_shared_scorer_is_never_changed_by_later_calls(mt_pairs):
     """compute() reuses one scorer while the settings stay; idf over other references is another scorer, and the
     first keeps its weights (a caller holding it sees the same numbers as before)."""

@@ -12,6 +12,7 @@ import contextlib
 import copy
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
@@ -92,8 +93,9 @@ class Encoder:
         """
         cast_in_place(self.module, dtype)
 
-    @property
+    @cached_property
     def device(self) -> torch.device:
+        """Where the weights are (read once: a model is moved to its device when it loads, before any cut)."""
         return next(self.module.parameters()).device
 
     @property
@@ -101,9 +103,9 @@ class Encoder:
         """The model's transformers config (torch types a module's attributes only as ``Tensor | Module``)."""
         return cast("PretrainedConfig", self.module.config)
 
-    @property
+    @cached_property
     def width(self) -> int:
-        """Size of one token vector."""
+        """Size of one token vector (read once from the config)."""
         config = self.config
         for name in ("hidden_size", "d_model", "dim", "emb_dim"):
             if isinstance(getattr(config, name, None), int):
