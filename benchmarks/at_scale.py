@@ -3,10 +3,8 @@
     python benchmarks/at_scale.py                   # writes benchmarks/at_scale_results.md (+ .json) and docs/at_scale.png
     python benchmarks/at_scale.py --sizes 600 --orders shuffled
 
-Each (contender, order, size) runs in a fresh process: the scorer is built (RSS read), warmed up on 32 pairs of
-tests/data, then one score call over the workload is timed and the peak RSS read. The contenders compared run
-``--rounds`` times, alternating; the others once. The datasets.map rows need ``--evaluate-module`` (evaluate's
-metrics/bertscore/bertscore.py). What each column means, and the figures: docs/speed.md, "A whole evaluation".
+Each (contender, order, size) runs in a fresh process: scorer built (RSS read), warm-up on 32 pairs of tests/data,
+one timed score call over the workload, peak RSS. Columns and figures: docs/speed.md, "A whole evaluation".
 """
 
 from __future__ import annotations
@@ -20,6 +18,9 @@ import time
 from pathlib import Path
 
 import common
+import torch
+
+import fastbertscore as fb
 
 LAYER = 3
 ORDERS = ("system after system", "segment after segment", "shuffled")
@@ -66,7 +67,6 @@ class MapScorer:
 
     def score(self, cands, refs):
         import datasets
-        import torch
 
         ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
         add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"])["f1"]}
@@ -84,8 +84,6 @@ def make_scorer(contender: str, path: str):
     if contender in MAPS:
         module = EVALUATE_MODULE if contender.startswith("evaluate") else str(common.ROOT / "bertscore.py")
         return MapScorer(module, path, CONTENDERS[contender])
-    import fastbertscore as fb
-
     return fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
 
 
@@ -97,7 +95,7 @@ def child(contender: str, order: str, size: str) -> dict:
     scorer = make_scorer(contender, path)
     loaded = common.rss_mb()
     common.warm_up(scorer.score)
-    with common.EncoderCounter() as tokens:
+    with common.encoder_calls() as tokens:
         start = time.perf_counter()
         F = scorer.score(cands, refs)[2]
         seconds = time.perf_counter() - start
@@ -136,12 +134,10 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for contender, order in dict.fromkeys((r["contender"], r["order"]) for r in rows):
-        group = sorted(
-            (r for r in rows if (r["contender"], r["order"]) == (contender, order)), key=lambda r: r["pairs"]
-        )
+    for key in dict.fromkeys((r["contender"], r["order"]) for r in rows):  # one line per (contender, order)
+        group = sorted((r for r in rows if (r["contender"], r["order"]) == key), key=lambda r: r["pairs"])
         ax.plot([r["pairs"] for r in group], [1000 * r["seconds"] / r["pairs"] for r in group], marker="o",
-                label=f"{contender}, {order}", linestyle="--" if contender == "bert-score" else "-")  # fmt: skip
+                label=", ".join(key), linestyle="--" if key[0] == "bert-score" else "-")  # fmt: skip
     ax.set(xscale="log", xlabel="pairs in the call", ylabel="ms per pair", ylim=(0, None))
     ax.set_title("Time per pair against the size of the evaluation (lower is better)")
     ax.legend(fontsize=7)
@@ -155,10 +151,8 @@ def compared(runs: dict[str, list[dict]]) -> list[dict]:
     results = {c: common.median(done) for c, done in runs.items()}
     rows = []
     for contender, r in results.items():
-        r["rounds"], r["peak_rss_rounds"] = (
-            [x["seconds"] for x in runs[contender]],
-            [x["peak_rss_mb"] for x in runs[contender]],
-        )
+        r["rounds"] = [x["seconds"] for x in runs[contender]]
+        r["peak_rss_rounds"] = [x["peak_rss_mb"] for x in runs[contender]]
         r["peak_rss_mb"] = common.median(runs[contender], "peak_rss_mb")["peak_rss_mb"]
         r["against"] = against = MAPS[0] if contender in MAPS else "bert-score"
         base = results.get(against) if contender != against else None

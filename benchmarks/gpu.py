@@ -24,11 +24,13 @@ import types
 from pathlib import Path
 
 import common
+import torch
 from common import fmt
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))  # the tolerance policy: the one place a bound comes from
-DATA = HERE.parent / ".gpu" / "human_judgments_toen.tsv"
+import fastbertscore as fb
+
+sys.path.insert(0, str(common.ROOT / "tests"))  # the tolerance policy: the one place a bound comes from
+DATA = common.ROOT / ".gpu" / "human_judgments_toen.tsv"
 
 SHAPES = {
     "roberta-large": {"layers": 24, "width": 1024, "heads": 16, "layer": 17},
@@ -52,12 +54,6 @@ DRY_ROWS = 40  # a dry run reads this many pairs, so 50 pairs goes past the file
 log = logging.getLogger("gpu")
 
 
-def read_pairs(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
-    rows = [(r["candidate"], r["reference"]) for r in common.rows(path)]
-    rows = [(c, r) for c, r in rows if c.strip() and r.strip()]
-    return rows[:limit] if limit else rows
-
-
 def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]]:
     """``n`` pairs: the file's pairs in order, then again with `` (k)`` on every text of the k-th repeat."""
     tag = lambda i, text: text if i < len(pairs) else f"{text} ({i // len(pairs)})"
@@ -66,7 +62,6 @@ def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]
 
 def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path) -> Path:
     """A random-weight RoBERTa-type encoder of ``shape`` and a byte-level BPE tokenizer trained on ``pairs``."""
-    import torch
     import transformers
     from tokenizers import ByteLevelBPETokenizer
 
@@ -94,10 +89,7 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
 
 def environment(device: str) -> dict:
     """Versions, TF32 flags (as the legacy and the current API read them) and the attention backend."""
-    import torch
     import transformers
-
-    import fastbertscore
 
     def read(get):
         try:
@@ -110,7 +102,7 @@ def environment(device: str) -> dict:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "fastbertscore": fastbertscore.__version__,
+        "fastbertscore": fb.__version__,
         "bert_score": _bert_score() and importlib.metadata.version("bert-score"),  # its __version__ says 0.3.12
         "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})",
         "cuda": torch.version.cuda,
@@ -144,8 +136,6 @@ def _bert_score():
 
 def _timed(device: str, run) -> tuple[float, object, float]:
     """Seconds, result, and peak device memory in MB above what was allocated before (0 on the CPU)."""
-    import torch
-
     cuda = device.startswith("cuda")
     if cuda:
         torch.cuda.empty_cache()
@@ -161,10 +151,6 @@ def _timed(device: str, run) -> tuple[float, object, float]:
 
 
 def _free(device: str) -> None:
-    import torch
-
-    import fastbertscore as fb
-
     fb.clear_model_cache()
     gc.collect()
     if device.startswith("cuda"):
@@ -175,10 +161,6 @@ def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str],
     """Our encoder's forward pass alone (the Hugging Face model cut at ``layer``, in ``dtype``, with the attention
     kernels ours runs: in half precision not cuDNN's, which builds a plan per shape) over the distinct texts,
     longest first in batches of our default size on the device: seconds and real tokens."""
-    import torch
-
-    import fastbertscore as fb
-
     scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
     padded, tokens = common.length_sorted_batches(scorer.tokenizer, texts, fb.default_batch_size(device))
     batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
@@ -190,12 +172,9 @@ def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str],
     return seconds, tokens
 
 
-def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str], device: str) -> list[dict]:
+def speed(name: str, folder: Path, shape: dict, cands: list[str], refs: list[str], device: str) -> list[dict]:
     """bert-score exact, ours exact and ours bf16, each loaded alone, on the same pairs: one row each."""
-    import torch
-
-    import fastbertscore as fb
-
+    layer = shape["layer"]
     torch.set_float32_matmul_precision("highest")  # bert-score in full float32 too, as ours runs (no TF32)
     torch.backends.cudnn.allow_tf32 = False
     warm, rows, small = (cands[:64], refs[:64]), [], len(cands) <= CEILING_UP_TO
@@ -233,14 +212,11 @@ def speed(name: str, folder: Path, layer: int, cands: list[str], refs: list[str]
     return rows
 
 
-def parity(name: str, folder: Path, layer: int, shape: dict, cands, refs, device: str) -> list[dict]:
+def parity(name: str, folder: Path, shape: dict, cands, refs, device: str) -> list[dict]:
     """Our fp32 on ``device`` against our fp32 on the CPU, held to the two-device bound of tests/tolerances.py."""
-    import torch
     from tolerances import assert_scores_close, two_devices
 
-    import fastbertscore as fb
-
-    scores = {}
+    scores, layer = {}, shape["layer"]
     for where in (device, "cpu"):
         scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=where)
         scores[where] = [x.double().cpu() for x in scorer.score(cands, refs)]
@@ -311,21 +287,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", type=int, choices=[1, 2], help="which of the two commands (default: both)")
     parser.add_argument("--dry-run", action="store_true", help="the same steps on the CPU, tiny shapes and sizes")
     parser.add_argument("--data", type=Path, default=DATA, help="the WMT pairs (columns candidate, reference)")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for gpu_results.md and .json")
+    parser.add_argument("--out", type=Path, default=common.HERE, help="folder for gpu_results.md and .json")
     parser.add_argument("--root", type=Path, help="where the built models go (default: a temporary folder)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if not args.data.exists():
         print(f"pairs not found: {args.data} (bash benchmarks/gpu_run.sh pack copies them into .gpu/)", file=sys.stderr)
         return 2
-    import torch
-
     device = "cpu" if args.dry_run else "cuda"
     if not args.dry_run and not torch.cuda.is_available():
         print("no CUDA device here; --dry-run runs the same steps on the CPU", file=sys.stderr)
         return 2
     shapes, plan = (TINY, DRY) if args.dry_run else (SHAPES, PARTS)
-    pairs = read_pairs(args.data, DRY_ROWS if args.dry_run else None)
+    pairs = [(r["candidate"], r["reference"]) for r in common.rows(args.data)]
+    pairs = [(c, r) for c, r in pairs if c.strip() and r.strip()][: DRY_ROWS if args.dry_run else None]
     root = args.root or Path(tempfile.mkdtemp(prefix="gpu-bench-"))
     info = environment(device)
     rows: list[dict] = []
@@ -335,10 +310,8 @@ def main(argv: list[str] | None = None) -> int:
             folder = build_model(name, shape, pairs, root)
             cands, refs = workload(pairs, n)
             log.info("part %d: %s, %s, %d pairs", part, what, name, n)
-            if what == "parity":
-                rows += parity(name, folder, shape["layer"], shape, cands, refs, device)
-            else:
-                rows += speed(name, folder, shape["layer"], cands, refs, device)
+            run = parity if what == "parity" else speed
+            rows += run(name, folder, shape, cands, refs, device)
             write(rows, info, args.out)
     print((args.out / "gpu_results.md").read_text())
     return 0

@@ -4,8 +4,8 @@
     python benchmarks/host_path.py --layers 0 --rounds 1 --pairs 2000
 
 The WMT file in at_scale.py's system order, each run in a fresh process, the contenders alternating. "Outside the
-model" is the call less the time inside the Hugging Face model's calls; our phases come from
-``fastbertscore.phase_times()``, "rest" is the call less those. Figures: docs/speed.md, "The host path".
+model": the call less the Hugging Face model's calls; our phases: ``fastbertscore.phase_times()``, "rest" the call
+less those. Figures: docs/speed.md, "The host path".
 """
 
 from __future__ import annotations
@@ -16,19 +16,20 @@ import time
 
 import at_scale
 import common
+import torch
+
+import fastbertscore as fb
 
 CONTENDERS = ("bert-score", "fastbertscore")
 ORDER = "system after system"
 
 
 def child(contender: str, layer: str, n: str) -> dict:
-    import fastbertscore
-
     at_scale.LAYER = int(layer)
     scorer = at_scale.make_scorer(contender, common.minilm())
     common.warm_up(scorer.score)
     cands, refs = at_scale.pairs(ORDER, int(n))
-    with common.EncoderCounter() as seen, fastbertscore.phase_times() as phases:
+    with common.encoder_calls() as seen, fb.phase_times() as phases:
         start = time.perf_counter()
         scorer.score(cands, refs)
         seconds = time.perf_counter() - start
@@ -36,7 +37,6 @@ def child(contender: str, layer: str, n: str) -> dict:
 
 
 def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
-    import torch
     import transformers
 
     head = (

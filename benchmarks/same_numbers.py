@@ -3,10 +3,9 @@
     python benchmarks/same_numbers.py --against 07b9da6
     python benchmarks/same_numbers.py --against main --pairs 2000
 
-Each side runs in a process of its own on its own copy of the package (the revision from ``git archive``), with
-all-MiniLM-L6-v2 at layer 3, in two configurations: plain, and idf with rescaling. Prints the largest |ΔP|,
-|ΔR|, |ΔF| of each against the bound of tests/tolerances.py (float32 rounding of a 384-wide model, F's
-conditioning and the baseline's 1/(1 - b) included), and exits 1 if any pair is outside it.
+Each side runs in its own process on its own copy of the package (``git archive`` of the revision), with
+all-MiniLM-L6-v2 at layer 3, plain and with idf and rescaling. Prints the largest |ΔP|, |ΔR|, |ΔF| of each against
+the float32 bound of tests/tolerances.py, and exits 1 if any pair is outside it.
 """
 
 from __future__ import annotations
@@ -20,13 +19,14 @@ import tempfile
 from pathlib import Path
 
 import common
+import torch
+
+import fastbertscore as fb
 
 CONFIGS = {"plain": {}, "idf + rescaled": {"idf": True, "lang": "en", "rescale_with_baseline": True}}
 
 
 def child(n: str) -> dict:
-    import fastbertscore as fb
-
     rows = common.rows()[: int(n) or None]
     cands, refs, path = [r["candidate"] for r in rows], [r["reference"] for r in rows], common.minilm()
     result = {"package": importlib.util.find_spec("fastbertscore").origin}
@@ -46,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
     if (args := common.command_line(parser, child, argv, nargs=1)) is None:
         return 0
     sys.path.insert(0, str(common.ROOT / "tests"))
-    import torch
     from tolerances import prf_bounds
 
     with tempfile.TemporaryDirectory(prefix="fastbertscore-earlier-") as folder:

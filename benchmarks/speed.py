@@ -3,9 +3,9 @@
     python benchmarks/speed.py                      # all workloads, 3 rounds, writes benchmarks/results_<cpu class>.md
     python benchmarks/speed.py --workloads a,b --rounds 1
 
-Each (round, contender) runs in a fresh process: model load and a warm-up on 32 pairs not timed, the workload's
-calls timed, the peak RSS read. Rounds alternate the contenders. bfloat16 pays only on some CPUs, so each CPU class
-gets its own results file. Workloads and figures: docs/speed.md, "A few hundred pairs, by CPU class".
+Each (round, contender) runs in a fresh process, the contenders alternating: model load and a warm-up not timed,
+the workload's calls timed, the peak RSS read. One results file per CPU class (bfloat16 pays only on some).
+Workloads and figures: docs/speed.md, "A few hundred pairs, by CPU class".
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 import common
+import torch
+
+import fastbertscore as fb
 
 LAYER = 6  # all six layers of all-MiniLM-L6-v2
 Calls = list[tuple[list[str], list[str]]]
@@ -26,19 +29,6 @@ Calls = list[tuple[list[str], list[str]]]
 
 def _split(pairs) -> tuple[list[str], list[str]]:
     return [c for c, _ in pairs], [r for _, r in pairs]
-
-
-def _documents(rows: list[dict]) -> Calls:
-    """Long documents near 512 tokens: 20 consecutive segments of one test set joined, 4 systems."""
-    group = [r for r in rows if r["year"] == "2022" and r["lp"] == "cs-en"]
-    docs = []
-    for system in sorted({r["system"] for r in group})[:4]:
-        mine = sorted((r for r in group if r["system"] == system), key=lambda r: int(r["seg_id"]))
-        for k in range(0, 200, 20):
-            chunk = mine[k : k + 20]
-            if len(chunk) == 20 and all(r["candidate"].strip() for r in chunk):  # bert-score crashes on empty texts
-                docs.append((" ".join(r["candidate"] for r in chunk), " ".join(r["reference"] for r in chunk)))
-    return [_split(docs)]
 
 
 def workload(name: str) -> Calls:
@@ -55,8 +45,14 @@ def workload(name: str) -> Calls:
     if name.startswith("c"):  # growth: the first N thousand rows, cycled
         picked = [rows[i % len(rows)] for i in range(int(name[1:].rstrip("k")) * 1000)]
         return [_split((r["candidate"], r["reference"]) for r in picked)]
-    if name == "d":
-        return _documents(rows)
+    if name == "d":  # long documents near 512 tokens: 20 consecutive segments of one test set joined, 4 systems
+        group, docs = [r for r in rows if r["year"] == "2022" and r["lp"] == "cs-en"], []
+        for system in sorted({r["system"] for r in group})[:4]:
+            mine = sorted((r for r in group if r["system"] == system), key=lambda r: int(r["seg_id"]))
+            for chunk in (mine[k : k + 20] for k in range(0, 200, 20)):
+                if len(chunk) == 20 and all(r["candidate"].strip() for r in chunk):  # bert-score fails on empty texts
+                    docs.append((" ".join(r["candidate"] for r in chunk), " ".join(r["reference"] for r in chunk)))
+        return [_split(docs)]
     if name.startswith("w"):  # window mode at about N thousand tokens per text (about 0.75 words per token)
         k = int(name[1:].rstrip("k"))
         words, size = " ".join(r["reference"] for r in rows).split(), int(k * 1000 * 0.75)
@@ -85,7 +81,6 @@ def _scorer(contender: str, name: str, path: str):
 
         return bert_score.BERTScorer(model_type=path, num_layers=LAYER).score
     if contender == "torchmetrics":
-        import torch
         from torchmetrics.functional.text.bert import bert_score as tm_score
         from transformers import AutoModel, AutoTokenizer
 
@@ -94,8 +89,6 @@ def _scorer(contender: str, name: str, path: str):
         return lambda c, r: (None, None, f1(c, r))
     if contender.startswith("encoder-only"):
         return _bare_encoder(path, name, bf16=contender.endswith("bf16"))
-    import fastbertscore as fb
-
     kwargs: dict = {"dtype": "bfloat16"} if "bf16" in contender else {"dtype": "auto"} if "auto" in contender else {}
     kwargs.update({"cache_mb": 1024} if "cache" in contender else {})
     kwargs.update({"long_inputs": "window"} if "window" in contender else {})
@@ -110,13 +103,10 @@ def _bare_encoder(path: str, name: str, bf16: bool):
     """The limit of any scorer on this encoder path: the Hugging Face forward pass alone over each call's distinct
     sentences in length-sorted batches of 64 (bert-score's and our batch size). Tokenizing happens before the
     clock starts and nothing is matched, so this returns no scores."""
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
-
     batches = lambda cands, refs: common.length_sorted_batches(tokenizer, cands + refs)[0]
-
     prepared = {(tuple(c), tuple(r)): batches(c, r) for c, r in workload(name)}
 
     def run(cands, refs):
@@ -145,8 +135,6 @@ def child(contender: str, name: str) -> dict:
 
 def measure(name: str, contenders: list[str], rounds: int) -> list[dict]:
     """Each (round, contender) in a fresh child process, the contenders alternating: one row per contender."""
-    import torch
-
     results = common.alternate(__file__, contenders, rounds, name)
     flat = {c: torch.tensor([x for call in runs[0]["F"] for x in call]) for c, runs in results.items() if runs[0]["F"]}
     exact = flat.get("bert-score", flat.get("fastbertscore"))

@@ -1,14 +1,11 @@
 """Fetch and build the WMT21/22 to-English ratings the benchmarks read: benchmarks/data/human_judgments_toen.tsv.
 
     python benchmarks/wmt_data.py            # downloads 133 files (67 MB) from GitHub, builds the file
+    python benchmarks/wmt_data.py --git WMT21 WMT22   # reads them from local clones of the two repositories
 
-The file is not in the repository: its sources, wmt-conference/wmt21-news-systems and
-wmt-conference/wmt22-news-systems, carry no licence and say their human evaluation data is "provided for research
-purposes only". This script downloads the files it needs from those two repositories at the commits pinned below,
-checks each against its git blob id, and builds the 19,238 rows; the result's sha256 is checked too
-(benchmarks/data/README.md: the columns, how each is derived, the licence terms and the citations).
-
-``--git WMT21 WMT22`` reads the same files from local clones of the two repositories instead of the network.
+The sources (wmt-conference/wmt21-news-systems and wmt22-news-systems, at the commits pinned below) are for
+research use only, so the repository does not hold the file. Each file is checked against its git blob id, the
+result against its sha256; columns, derivation, licence and citations: benchmarks/data/README.md.
 """
 
 from __future__ import annotations
@@ -84,14 +81,8 @@ class Source:
         rows = [ln.split("\t") for ln in SOURCES.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
         self.blobs = {(int(year), path): blob for year, path, blob in rows}
 
-    def read(self, year: int, path: str, commit: str | None = None) -> bytes:
-        data = self._fetch(year, path, commit)
-        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-        if blob != self.blobs.get((year, path)):
-            raise SystemExit(f"{path}: git blob {blob}, expected {self.blobs.get((year, path))} ({SOURCES.name})")
-        return data
-
-    def _fetch(self, year: int, path: str, commit: str | None) -> bytes:
+    def text(self, year: int, path: str, commit: str | None = None) -> str:
+        """The file at ``path`` of that year's repository, at ``commit`` (default: the pinned one), blob id checked."""
         repo, pinned = REPOS[year]
         commit = commit or pinned
         if self.clones:
@@ -100,13 +91,14 @@ class Source:
             )
             if done.returncode != 0:
                 raise SystemExit(f"{self.clones[year]}: no {path} at {commit[:10]}: {done.stderr.decode().strip()}")
-            return done.stdout
-        url = RAW.format(repo=repo, commit=commit, path=path)
-        with urllib.request.urlopen(url, timeout=120) as answer:
-            return answer.read()
-
-    def text(self, year: int, path: str, commit: str | None = None) -> str:
-        return self.read(year, path, commit).decode("utf-8")
+            data = done.stdout
+        else:
+            with urllib.request.urlopen(RAW.format(repo=repo, commit=commit, path=path), timeout=120) as answer:
+                data = answer.read()
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        if blob != self.blobs.get((year, path)):
+            raise SystemExit(f"{path}: git blob {blob}, expected {self.blobs.get((year, path))} ({SOURCES.name})")
+        return data.decode("utf-8")
 
 
 def line_of_sid(xml: str, year: int) -> tuple[dict[int, int], list[int]]:

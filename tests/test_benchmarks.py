@@ -150,3 +150,44 @@ def test_gpu_dry_run_runs_every_step_on_the_cpu_and_writes_its_rows(tmp_path):
     assert all(ph["call"] > 0 and {"tokenize", "encoder", "match"} <= set(ph) for ph in split)
     table = (tmp_path / "out" / "gpu_results.md").read_text()
     assert "measured on random weights" in table and "two-device bound" in table and "split into phases" in table
+
+
+def test_wmt_data_builds_its_rows_from_clones_checking_every_file(tmp_path, monkeypatch):
+    """wmt_data.py --git on one tiny test set in a local repository: DA's SIDs map to lines with documents sorted by
+    id, a system's raters are counted, and a file whose git blob differs from the pinned one stops the build."""
+    wmt_data = _module("wmt_data")
+    repo = tmp_path / "wmt21"
+    files = {
+        "xml/newstest2021.is-en.all.xml": '<dataset><doc id="d2"><src><p><seg id="1">x</seg><seg id="2">y</seg></p>'
+        '</src></doc><doc id="d1"><src><p><seg id="1">z</seg></p></src></doc></dataset>',
+        "txt/references/newstest2021.is-en.ref.A.en": "ref one\nref two\nref three\n",
+        "txt/system-outputs/newstest2021.is-en.hyp.sysA.en": "hyp one\nhyp two\nhyp three\n",
+        "humaneval/newstest2021-toen/ad-isen-good-stnd-redup.csv": "WorkerId sys_id sid type\nw1\tsysA\t1\tSYSTEM\n"
+        "w2\tsysA\t1\tREPEAT\nw1\tsysA\t3\tSYSTEM\nw3\tsysA\t3\tBAD_REF\n",
+        "humaneval/newstest2021-toen/ad-seg-scores-is-en.csv": "SYS SEG RAW Z\nsysA 1 70.0 0.5\nsysA 3 40.0 -0.25\n",
+    }
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "sources")
+    blobs = {path: git("hash-object", path).stdout.strip() for path in files}
+    sources = tmp_path / "sources.txt"
+    sources.write_text("".join(f"2021\t{path}\t{blob}\n" for path, blob in blobs.items()), encoding="utf-8")
+    head = git("rev-parse", "HEAD").stdout.strip()
+    monkeypatch.setattr(wmt_data, "SOURCES", sources)
+    monkeypatch.setattr(wmt_data, "REPOS", {2021: ("wmt21-news-systems", head), 2022: ("wmt22-news-systems", head)})
+    monkeypatch.setattr(wmt_data, "SETS", [wmt_data.TestSet(2021, "is-en", "A")])
+    out = tmp_path / "out.tsv"
+    assert wmt_data.main(["--git", str(repo), str(repo), "--out", str(out)]) == 1  # built, but not the pinned file
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert rows == [  # SID 1 is d1's line 3, SID 3 is d2's second line
+        "\t".join(wmt_data.HEADER),
+        "is-en\t2021\tsysA\t2\thyp two\tref two\t-0.250000\t1",
+        "is-en\t2021\tsysA\t3\thyp three\tref three\t0.500000\t2",
+    ]
+    sources.write_text(sources.read_text(encoding="utf-8").replace(blobs[next(iter(files))], "0" * 40))
+    with pytest.raises(SystemExit, match="git blob"):
+        wmt_data.main(["--git", str(repo), str(repo), "--out", str(out)])
