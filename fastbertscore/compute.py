@@ -102,8 +102,9 @@ def score(
 
     ``options`` takes the other fields of :class:`~fastbertscore.Settings` (extra: not one of bert-score's).
     ``idf=True`` counts idf over the (flattened) references. See :meth:`BERTScorer.score` for shapes; the scorer
-    (its model, and its baseline as read) is kept for the next call with the same settings (:func:`clear_model_cache`
-    lets it go: after a model is saved again into the same folder, say).
+    (its model, and its baseline as read) is kept for the next call with the same settings and the same files (a
+    model saved again into its folder, or a baseline file written again, is read again; :func:`clear_model_cache`
+    lets every kept one go).
 
     Args:
         cands: N candidate texts.

@@ -9,25 +9,30 @@ here, as a value, over the texts the caller names (by default the work's referen
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, overload
 
 from fastbertscore import assembly
 from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
+from fastbertscore.models.loading import model_identity
 from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.result import ScoreResult
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.settings import Settings
 from fastbertscore.validate import Matrix, Pairs, Refs, Samples, check_idf_sents
 
-#: Scorers kept between calls, by their settings' scorer_key, all of one model on one device: ``score``'s beside
-#: ``compute``'s (another ``cache_mb``), the Space's raw twin beside its rescaling scorer. A scorer of another model
-#: lets them all go, so that none holds a model :mod:`fastbertscore.models.shared` has let go.
+#: Scorers kept between calls (by :func:`_kept_key`: their settings and what their files are now), all of one model
+#: on one device: ``score``'s beside ``compute``'s (another ``cache_mb``), the Space's raw twin beside its rescaling
+#: scorer. A scorer of another model, or of the same one saved again, lets them all go, so that none holds a model
+#: :mod:`fastbertscore.models.shared` has let go.
 MAX_SCORERS = 4
-_scorers: OrderedDict[tuple[tuple[str, object], ...], BERTScorer] = OrderedDict()
+_Key = tuple[object, ...]
+_scorers: OrderedDict[_Key, BERTScorer] = OrderedDict()
 _lock = threading.Lock()
 Options = Settings | Mapping[str, Any]
 
@@ -53,7 +58,7 @@ def scorer_for(settings: Settings, idf_texts: Refs | None = None, *, shared: boo
     if not shared:
         scorer = BERTScorer.from_settings(settings)
     else:  # the kept one (made and kept on the first call), never changed once kept
-        key = settings.scorer_key()
+        key = _kept_key(settings)
         with _lock:
             kept = _scorers.get(key)
             if kept is not None:
@@ -65,10 +70,24 @@ def scorer_for(settings: Settings, idf_texts: Refs | None = None, *, shared: boo
     return scorer.with_idf(IdfWeights.counted(scorer.tokenizer, flat, scorer.token_limit))
 
 
-def _keep(key: tuple[tuple[str, object], ...], scorer: BERTScorer) -> BERTScorer:
-    """Keep ``scorer`` under ``key`` beside the others of its model (those of another model go)."""
+def _kept_key(settings: Settings) -> _Key:
+    """What a kept scorer is found by: the model's identity now (a folder's files by name, size and time; a Hub id's
+    cached commit), the custom baseline file's content, and the settings: a fine-tuning loop that saves into
+    one folder, or a baseline file written again, gets the new numbers without :func:`clear_model_cache`."""
+    baseline = None
+    if settings.baseline_path is not None:
+        try:  # a small file, hashed whole: a rewrite within the file system's clock tick keeps its time
+            baseline = hashlib.blake2b(Path(settings.baseline_path).read_bytes(), digest_size=16).hexdigest()
+        except OSError:  # the scorer's load names the missing file
+            pass
+    return model_identity(settings.model_type_or_default), baseline, settings.scorer_key()
+
+
+def _keep(key: _Key, scorer: BERTScorer) -> BERTScorer:
+    """Keep ``scorer`` under ``key`` beside the others of its model (those of another model, or of another save of
+    it, go)."""
     with _lock:
-        if any((s.model_type, s.device) != (scorer.model_type, scorer.device) for s in _scorers.values()):
+        if any(k[0] != key[0] or s.device != scorer.device for k, s in _scorers.items()):
             _scorers.clear()
         _scorers[key] = scorer
         while len(_scorers) > MAX_SCORERS:

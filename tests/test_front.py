@@ -81,3 +81,35 @@ def test_the_route_of_one_score_call_stays_as_counted():
     text = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
     assert f"{MAX_FUNCTIONS} named functions of the package" in text
     assert f"in {MAX_MODULES} modules. {MAX_HOPS} of those functions are hops" in text
+
+
+def test_a_model_or_baseline_saved_again_into_its_place_is_read_again_by_the_next_call(tmp_path):
+    """The kept scorer is found by its settings and by what its files are now: a fine-tuning loop that saves into
+    one folder, or a baseline file written again, gets the new numbers without clear_model_cache()."""
+    import transformers as T
+    from tiny_models import save_tiny
+
+    folder = save_tiny("bert", tmp_path / "model")
+    cands, refs = ["the cat sat on the mat", "a dog ran"], ["a cat sat there", "the dog ran off"]
+    before = fb.score(cands, refs, model_type=str(folder), num_layers=2)[2]
+    model = T.AutoModel.from_pretrained(folder)
+    with torch.no_grad():
+        model.embeddings.word_embeddings.weight.mul_(-1.5).add_(0.3)
+    model.save_pretrained(folder)
+    after = fb.score(cands, refs, model_type=str(folder), num_layers=2)[2]
+    fb.clear_model_cache()
+    assert torch.equal(after, fb.score(cands, refs, model_type=str(folder), num_layers=2)[2])
+    assert not torch.equal(before, after)
+
+    baseline = tmp_path / "baseline.tsv"
+    baseline.write_text("LAYER,P,R,F\n0,0.1,0.1,0.1\n1,0.1,0.1,0.1\n2,0.1,0.1,0.1\n")
+    rescaling = {
+        "model_type": str(folder),
+        "num_layers": 2,
+        "rescale_with_baseline": True,
+        "baseline_path": str(baseline),
+    }
+    rescaled = fb.score(cands, refs, **rescaling)[2]
+    baseline.write_text("LAYER,P,R,F\n0,0.1,0.1,0.1\n1,0.1,0.1,0.1\n2,0.2,0.2,0.2\n")
+    again = fb.score(cands, refs, **rescaling)[2]
+    assert not torch.equal(rescaled, again)
