@@ -11,7 +11,7 @@ from collections import defaultdict
 import evaluate
 import pytest
 import torch
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from paths import (
     MINILM,
@@ -23,6 +23,7 @@ import fastbertscore as fb
 from fastbertscore.cli.main import main as cli_main
 from fastbertscore.explanations.explanation import split_sentences
 from fastbertscore.integrations.torchmetrics import BERTScore
+from fastbertscore.pipeline.budget import forced_batch_size
 
 LAYER = 4
 
@@ -208,32 +209,38 @@ def _torchmetrics_path(case: Case) -> None:
     case.close((out["precision"], out["recall"], out["f1"]), what="torchmetrics")
 
 
+#: The two fixed combinations past 512 tokens (three windows), which every run holds each path to.
+WINDOWS = (
+    {"idf": "on", "rescale": True, "all_layers": False, "multi_ref": True, "window": True, "batch_size": 64},
+    {"idf": "mapping", "rescale": False, "all_layers": False, "multi_ref": False, "window": True, "batch_size": 64},
+)
+#: With the windows, every value of every option once: idf off, all layers and short texts.
+SHORT_ALL_LAYERS = {
+    "idf": "off",
+    "rescale": True,
+    "all_layers": True,
+    "multi_ref": True,
+    "window": False,
+    "batch_size": 1,
+}
+#: .ci/run's second numeric path forces every encoder batch to one size, so the drawn batch sizes are all the same
+#: there: it runs the fixed combinations alone, which take every entry point (the command line and evaluate in the
+#: first window one) and every value of every option, instead of six draws more.
+FORCED = forced_batch_size() is not None
+
+
 def drawn_combinations(test):
-    """The drawn combinations of options that each path below is held to, and two fixed ones past 512 tokens."""
+    """The drawn combinations of options that each path below is held to, and the fixed ones above."""
+    fixed = [*WINDOWS, SHORT_ALL_LAYERS] if FORCED else list(WINDOWS)
     for decorate in (
-        example(
-            drawn={
-                "idf": "on",
-                "rescale": True,
-                "all_layers": False,
-                "multi_ref": True,
-                "window": True,
-                "batch_size": 64,
-            }
-        ),
-        example(
-            drawn={
-                "idf": "mapping",
-                "rescale": False,
-                "all_layers": False,
-                "multi_ref": False,
-                "window": True,
-                "batch_size": 64,
-            }
-        ),
+        *(example(drawn=drawn) for drawn in fixed),
         given(drawn=OPTIONS),
         settings(
-            max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+            max_examples=6,
+            deadline=None,
+            derandomize=True,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
+            phases=[Phase.explicit] if FORCED else list(Phase),
         ),
         pytest.mark.every_path,
         pytest.mark.slow,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 
@@ -22,21 +23,31 @@ CANDS = ["the cat sat on the mat", "it is raining today", "a third candidate her
 REFS = ["a cat was sitting on the mat", "rain is falling", "the third reference"]
 NEW = ["a text no run has embedded yet"]  # a miss: its entry must be written, or not, without a crash
 
-#: A child that scores the texts without and with the cache, and says what the cache saw.
+#: A child that scores the texts without a cache, then with each cache of a JSON list in turn, and says what each
+#: cache saw; before each, a line ``cache N`` on stderr, so that each cache's warnings can be told apart.
 SCORE_WITH_CACHE = """
 import json, logging, sys
 import fastbertscore as fb
-model, cache_dir = sys.argv[1], sys.argv[2]
+model, cache_dirs = sys.argv[1], json.loads(sys.argv[2])
 cands, refs = json.loads(sys.argv[3]), json.loads(sys.argv[4])
 logging.basicConfig(format="%(levelname)s %(name)s %(message)s")
 plain = fb.BERTScorer(model_type=model, num_layers=2).score(cands, refs)
 confine()
-scorer = fb.BERTScorer(model_type=model, num_layers=2, cache_dir=cache_dir)
-got = scorer.score(cands, refs)
-disk = scorer.disk_cache
-print(json.dumps({"plain": [x.tolist() for x in plain], "got": [x.tolist() for x in got], "hits": disk.hits,
-                  "corrupted": disk.corrupted, "readable": disk.readable, "writable": disk.writable}))
+seen = []
+for n, cache_dir in enumerate(cache_dirs):
+    print(f"cache {n}", file=sys.stderr, flush=True)
+    scorer = fb.BERTScorer(model_type=model, num_layers=2, cache_dir=cache_dir)
+    got = scorer.score(cands, refs)
+    disk = scorer.disk_cache
+    seen.append({"plain": [x.tolist() for x in plain], "got": [x.tolist() for x in got], "hits": disk.hits,
+                 "corrupted": disk.corrupted, "readable": disk.readable, "writable": disk.writable})
+print(json.dumps(seen))
 """
+
+
+def _each_cache(stderr: str) -> list[str]:
+    """The child's stderr after each ``cache N`` line: what each cache of its list logged."""
+    return re.split(r"^cache \d+$", stderr, flags=re.MULTILINE)[1:]
 
 
 def _warnings(caplog) -> list[str]:
@@ -81,10 +92,10 @@ def test_an_entry_that_cannot_be_read_turns_the_cache_off(tiny_model, tmp_path, 
 
 @pytest.mark.slow
 def test_a_full_disk_warns_once_and_scores_the_same(tiny_model, tmp_path):
-    out, stderr = run_confined(
+    (out,), stderr = run_confined(
         SCORE_WITH_CACHE,
         tiny_model("bert"),
-        str(tmp_path / "embeddings"),
+        json.dumps([str(tmp_path / "embeddings")]),
         json.dumps(CANDS),
         json.dumps(REFS),
         max_file_bytes=0,  # every write of a byte fails with EFBIG, as on a full disk
@@ -114,15 +125,18 @@ def test_a_read_only_cache_is_read_and_a_damaged_entry_in_it_costs_no_crash(tiny
     damaged = scorer.disk_cache.path_for(scorer.tokenizer(CANDS[0])["input_ids"])
     damaged.write_bytes(damaged.read_bytes()[:-8])  # truncated: it must be deleted, and cannot be
     _read_only(cache)
-    try:
-        out, stderr = run_confined(
-            SCORE_WITH_CACHE, model, str(cache), json.dumps(CANDS + NEW), json.dumps(REFS + NEW), as_ordinary_user=True
-        )
-        made, made_err = run_confined(
-            SCORE_WITH_CACHE, model, str(cache / "new"), json.dumps(CANDS), json.dumps(REFS), as_ordinary_user=True
+    try:  # one child meets the read-only cache, then makes a new one under it
+        (out, made), stderr = run_confined(
+            SCORE_WITH_CACHE,
+            model,
+            json.dumps([str(cache), str(cache / "new")]),
+            json.dumps(CANDS + NEW),
+            json.dumps(REFS + NEW),
+            as_ordinary_user=True,
         )
     finally:
         _writable(cache)
+    stderr, made_err = _each_cache(stderr)
     assert_scores_close(_scores(out, "got"), _scores(out, "plain"))
     assert out["hits"] == len(set(CANDS) | set(REFS)) - 1 and out["corrupted"] == 1  # the others were read
     assert out["readable"] and not out["writable"] and damaged.exists()
@@ -174,8 +188,13 @@ def test_a_cache_another_user_wrote_is_read_only_when_shared_with_a_group(tiny_m
     fb.BERTScorer(model_type=model, num_layers=2, cache_dir=cache).score(CANDS, REFS)
     for path in cache.rglob("*"):  # as if user "nobody" had written it; the reader is in its group when shared
         os.chown(path, 65534, os.getgid() if shared else 65534)
-    out, stderr = run_confined(
-        SCORE_WITH_CACHE, model, str(cache), json.dumps(CANDS + NEW), json.dumps(REFS + NEW), as_ordinary_user=True
+    (out,), stderr = run_confined(
+        SCORE_WITH_CACHE,
+        model,
+        json.dumps([str(cache)]),
+        json.dumps(CANDS + NEW),
+        json.dumps(REFS + NEW),
+        as_ordinary_user=True,
     )
     assert_scores_close(_scores(out, "got"), _scores(out, "plain"))
     if shared:  # the group reads every entry and adds its own
