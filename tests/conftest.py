@@ -36,9 +36,17 @@ if WORKERS > 1:
 
     torch.set_num_threads(THREADS)
 
-#: The second numeric path of .ci/run sets this supported hook (fastbertscore.pipeline.budget): every encoder batch
-#: holds that many sentences, whatever a caller asked for, so that padding and GEMM blocking differ from the
-#: first run; subprocesses inherit it.
+#: .ci/run's second numeric path runs in one pytest run (one collection, one model load per worker) over several
+#: forced encoder batch sizes, listed here: every selected test runs once per size (:func:`encoder_batch`), and a
+#: slow one (the scale-out engines', the every-entry-point test) at the first size only. The modules are imported
+#: with the first size forced, so whatever they read at import (skips, fixed examples) is the forced path's.
+TEST_ENCODER_BATCHES = "FASTBERTSCORE_TEST_ENCODER_BATCHES"
+ENCODER_BATCHES = [int(size) for size in os.environ.get(TEST_ENCODER_BATCHES, "").split(",") if size.strip()]
+if ENCODER_BATCHES:
+    os.environ["FASTBERTSCORE_ENCODER_BATCH"] = str(ENCODER_BATCHES[0])
+#: The supported hook the second numeric path sets (fastbertscore.pipeline.budget): every encoder batch holds that
+#: many sentences, whatever a caller asked for, so that padding and GEMM blocking differ from the first run;
+#: subprocesses inherit it.
 ENCODER_BATCH = os.environ.get("FASTBERTSCORE_ENCODER_BATCH")
 #: What selects the CPU kernels; .ci/run's second path sets them lower.
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
@@ -75,8 +83,37 @@ def _module_code(module: types.ModuleType) -> dict[str, list[types.CodeType]]:
     return local
 
 
+@pytest.fixture(scope="session", autouse=bool(ENCODER_BATCHES))
+def encoder_batch(request) -> int:
+    """The encoder batch size this test runs at (:data:`ENCODER_BATCHES`; a session-scoped parameter, so pytest runs
+    the tests size by size, and module fixtures are made again for each size)."""
+    os.environ["FASTBERTSCORE_ENCODER_BATCH"] = str(request.param)
+    return request.param
+
+
+def pytest_generate_tests(metafunc):
+    if ENCODER_BATCHES and "encoder_batch" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "encoder_batch", ENCODER_BATCHES, indirect=True, scope="session", ids=[f"batch{n}" for n in ENCODER_BATCHES]
+        )
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark ``numeric`` every test that compares numbers under the tolerance policy (tests/tolerances.py)."""
+    """Mark ``numeric`` every test that compares numbers under the tolerance policy (tests/tolerances.py); over
+    several forced batch sizes, run a slow test at the first one only (:data:`ENCODER_BATCHES`)."""
+    if ENCODER_BATCHES:
+        first = ENCODER_BATCHES[0]
+        later = [
+            item
+            for item in items
+            if item.get_closest_marker("slow") is not None
+            and getattr(item, "callspec", None) is not None
+            and item.callspec.params.get("encoder_batch", first) != first
+        ]
+        if later:
+            config.hook.pytest_deselected(items=later)
+            dropped = set(later)
+            items[:] = [item for item in items if item not in dropped]
     modules: dict[str, dict[str, list[types.CodeType]]] = {}
     for item in items:
         function = getattr(item, "function", None)
@@ -133,6 +170,7 @@ def pytest_report_header(config):
         (
             f"kernels: {chosen}; fingerprint {fingerprint}; encoder batches: "
             f"{ENCODER_BATCH + ' sentences (forced)' if ENCODER_BATCH else 'as each call asks'}"
+            f"{f' (then each of {ENCODER_BATCHES}: {TEST_ENCODER_BATCHES})' if ENCODER_BATCHES else ''}"
         ),
         f"workers: {workers if workers > 1 else 'none (one process)'}, {threads} kernel thread(s) each",
     ]
