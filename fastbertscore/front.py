@@ -9,14 +9,13 @@ here, as a value, over the texts the caller names (by default the work's referen
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, overload
 
 from fastbertscore import assembly
+from fastbertscore.files import sha256_of
 from fastbertscore.idf import IdfWeights
 from fastbertscore.matrix import MBRResult
 from fastbertscore.models.loading import model_identity
@@ -77,7 +76,7 @@ def _kept_key(settings: Settings) -> _Key:
     baseline = None
     if settings.baseline_path is not None:
         try:  # a small file, hashed whole: a rewrite within the file system's clock tick keeps its time
-            baseline = hashlib.blake2b(Path(settings.baseline_path).read_bytes(), digest_size=16).hexdigest()
+            baseline = sha256_of(settings.baseline_path)
         except OSError:  # the scorer's load names the missing file
             pass
     return model_identity(settings.model_type_or_default), baseline, settings.scorer_key()
@@ -180,10 +179,7 @@ def resolve(
         sents = options.pop("idf_sents")
         if sents is not None:
             idf_texts = check_idf_sents(sents, isinstance(options.get("idf"), Mapping))
-    if scorer is not None:
-        settings = scorer.settings
-    else:  # as checked() does, without the call
-        settings = options if isinstance(options, Settings) else Settings.from_options(caller, options or {})
+    settings = scorer.settings if scorer is not None else checked(caller, options)
     if one_layer is not None and settings.all_layers:
         raise ValueError(f"{caller} needs one layer: {one_layer}; drop all_layers=True")
     if scorer is None:

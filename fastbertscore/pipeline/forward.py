@@ -140,9 +140,7 @@ def _run_batches(
                 continue
             # A hidden state with an infinite or NaN entry has such a norm, and one of zeros a norm of 0: no unit
             # vector comes of either. The norms are checked, not the (D times larger) embeddings.
-            unusable = ~torch.isfinite(norms) | (norms == 0)
-            if unusable.dim() == 3:  # all layers: (B, T, L + 1)
-                unusable = unusable.any(dim=2)
+            unusable = (~torch.isfinite(norms) | (norms == 0)).reshape(*mask.shape, -1).any(dim=2)  # (B, T[, L + 1])
             bad += (unusable & mask.bool()).any(dim=1).sum()
             for row, index in enumerate(batch):
                 out[index] = hidden[row, : lengths[index]]
