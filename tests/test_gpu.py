@@ -167,3 +167,26 @@ def test_a_given_budget_bounds_the_gpu_memory_of_a_call(minilm_path, mt_pairs):
     torch.cuda.synchronize()
     assert (torch.cuda.max_memory_allocated() - before) / 2**20 <= 256
     assert_scores_close(bounded, free)
+
+
+def test_half_precision_batches_reuse_a_few_shapes(minilm_path, mt_pairs):
+    """cuBLASLt chooses a kernel for each new matrix shape, at a cost the first time a process meets it: in half
+    precision the encoder's batches are full and padded to a multiple of HALF_SHAPE_STEP tokens (or to the call's
+    longest text), and score as the float32 call does within the half-precision bound."""
+    from fastbertscore.pipeline.forward import HALF_SHAPE_STEP
+
+    cands, refs = (column * 30 for column in mt_pairs)
+    cands = [f"{text} ({i})" for i, text in enumerate(cands)]  # 1,800 distinct candidates: several batches
+    scorer = fb.BERTScorer(model_type=minilm_path, num_layers=4, device="cuda", dtype="bfloat16")
+    shapes: list[tuple[int, int]] = []
+    hook = scorer.embedder.encoder.module.register_forward_pre_hook(lambda _, args: shapes.append(args[0].shape))
+    try:
+        half = scorer.score(cands, refs)
+    finally:
+        hook.remove()
+    longest = max(len(ids) for ids in scorer.tokenizer(cands + refs)["input_ids"])
+    assert len(shapes) > 3 and all(t % HALF_SHAPE_STEP == 0 or t == longest for _, t in shapes), shapes
+    assert all(b == fb.default_batch_size("cuda") for b, _ in shapes[:-1]), shapes
+    assert len(set(shapes)) < len(shapes), shapes
+    exact = fb.BERTScorer(model_type=minilm_path, num_layers=4, device="cuda").score(cands, refs)
+    assert_reduced_precision_close(half, exact)

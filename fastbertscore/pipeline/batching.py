@@ -131,12 +131,12 @@ class Packed(NamedTuple):
         """``flat`` cut into rows of ``lengths`` entries, one after the other."""
         return cls(flat, torch.cumsum(lengths, 0) - lengths, lengths)
 
-    def padded(self, members: Sequence[int], value: float = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """The rows ``members`` padded with ``value`` to ``(n, T, ...)``, and their ``(n, T)`` bool mask; the index is
-        built on the host and the copy made on ``flat``'s device."""
+    def padded(self, members: Sequence[int], value: float = 0, width: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The rows ``members`` padded with ``value`` to ``(n, T, ...)`` (``T``: the longest row, or ``width`` if that is
+        more), and their ``(n, T)`` bool mask; the index is built on the host and the copy made on ``flat``'s device."""
         chosen = torch.tensor(members, dtype=torch.int64)
         lengths = self.lengths[chosen]
-        positions = torch.arange(int(lengths.max()) if len(chosen) else 0)
+        positions = torch.arange(max(int(lengths.max()) if len(chosen) else 0, width))
         mask = positions < lengths.unsqueeze(1)
         index = (self.starts[chosen].unsqueeze(1) + positions).clamp(max=max(len(self.flat) - 1, 0))
         padded = self.flat[to_device(index, self.flat.device)]

@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: On a GPU in half precision, an encoder batch's length is rounded up to a multiple of this many tokens, and
+#: batches are filled to the batch size (:func:`_batches`), so that a call's batches share a few shapes: the first
+#: use of a batch shape in a process costs more there, and length-sorted batches of every length made a one-off
+#: bfloat16 call pay it on most of its batches (roberta-large's shape on an H200: a first call of 10k pairs 1.68 s
+#: before, 1.16 s after; docs/speed.md, "On a GPU"). Padding is masked, so no real token's vector changes beyond
+#: rounding, and the device has time to spare there: the host sets the pace.
+HALF_SHAPE_STEP = 16
+
 
 def pad_id_of(tokenizer: PreTrainedTokenizerBase) -> int:
     """The tokenizer's padding id (0 for tokenizers without one, e.g. GPT-2; padding is masked anyway)."""
@@ -119,24 +127,27 @@ def _run_batches(
     lengths = [len(seq) for seq in rows]
     packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
     out: list[torch.Tensor | None] = [None] * len(rows)
-    pending = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None))
+    step = HALF_SHAPE_STEP if device.type == "cuda" and encoder.autocast is not None else 1
+    pending = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None, step=step))
     cap = batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with exact.exact_float32(), torch.inference_mode():  # (normalize divides the encoder's output in place)
         while pending:
             if between_batches is not None:
                 between_batches()
-            batch = pending.popleft()
+            batch, width = pending.popleft()
             if len(batch) > cap:
-                pending.extendleft(reversed([batch[k : k + cap] for k in range(0, len(batch), cap)]))
+                # each part padded to its own longest row, or, where shapes are shared (``step``), to the batch's width
+                keep = width if step > 1 else 0
+                pending.extendleft(reversed([(batch[k : k + cap], keep) for k in range(0, len(batch), cap)]))
                 continue
             try:
                 with phase("encoder", device):
-                    input_ids, mask = _on_device(*packed.padded(batch, pad_id), device)
+                    input_ids, mask = _on_device(*packed.padded(batch, pad_id, width=width), device)
                     hidden, norms = normalize(encoder(input_ids, mask))
             except torch.cuda.OutOfMemoryError:
                 cap = _halved(device, len(batch), lengths[batch[0]], batch_size, first=cap == batch_size)
-                pending.appendleft(batch)
+                pending.appendleft((batch, width))
                 continue
             # A hidden state with an infinite or NaN entry has such a norm, and one of zeros a norm of 0: no unit
             # vector comes of either. The norms are checked, not the (D times larger) embeddings.
@@ -155,14 +166,26 @@ def _run_batches(
     return done
 
 
-def _batches(lengths: list[int], batch_size: int, max_tokens: int, *, forced: bool) -> list[list[int]]:
-    """Rows (their ``lengths``) in encoder batches, longest first: cut where they pad least, or, at a forced batch
-    size, greedily into batches of exactly that many (within ``max_tokens``)."""
+def _batches(
+    lengths: list[int], batch_size: int, max_tokens: int, *, forced: bool, step: int = 1
+) -> list[tuple[list[int], int]]:
+    """Rows (their ``lengths``) in encoder batches, longest first, each with the length it is padded to: cut where
+    they pad least, or, at a forced batch size or a shape ``step`` over 1, greedily into batches of exactly that many
+    (within ``max_tokens``), each padded to its longest row's length rounded up to a multiple of ``step`` (never past
+    the longest row of all).
+
+    Example:
+        >>> _batches([3, 17, 20, 9, 30], batch_size=2, max_tokens=64, forced=False, step=16)
+        [([4, 2], 30), ([1, 3], 30), ([0], 16)]
+    """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    if forced:
-        sizes = [(length,) for length in lengths]
-        return list(buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size))
-    return [order[start:end] for start, end in least_padded([lengths[i] for i in order], batch_size, max_tokens)]
+    if forced or step > 1:
+        longest = max(lengths, default=0)
+        sizes = [(min(-(-length // step) * step, longest),) for length in lengths]
+        cut = buckets(order, sizes, lambda n, padded: n * padded[0], max_tokens, batch_size)
+        return [(batch, sizes[batch[0]][0]) for batch in cut]
+    cuts = least_padded([lengths[i] for i in order], batch_size, max_tokens)
+    return [(order[start:end], lengths[order[start]]) for start, end in cuts]
 
 
 def _halved(device: torch.device, texts: int, longest: int, batch_size: int, *, first: bool) -> int:
