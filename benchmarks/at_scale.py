@@ -3,11 +3,9 @@
     python benchmarks/at_scale.py                   # writes benchmarks/at_scale_results.md (+ .json) and docs/at_scale.png
     python benchmarks/at_scale.py --sizes 600 --orders shuffled
 
-Each (contender, order, size) runs in a fresh process: scorer built (RSS read), warm-up on 32 pairs of tests/data,
-one timed score call over the workload, peak RSS. Columns and figures: docs/speed.md, "A whole evaluation".
+Each (contender, order, size) in a fresh process: one timed call. Columns and figures: docs/speed.md, "A whole
+evaluation".
 """
-
-from __future__ import annotations
 
 import argparse
 import json
@@ -26,14 +24,9 @@ LAYER = 3
 ORDERS = ("system after system", "segment after segment", "shuffled")
 SIZES = (600, 5000, 19238)
 MAPS = ("evaluate's module, datasets.map", "bertscore.py, datasets.map", "bertscore.py, datasets.map, cache_mb=0")
-CONTENDERS = {
-    "bert-score": {},
-    "fastbertscore": {},
-    "fastbertscore 256 MB": {"memory_mb": 256},
-    MAPS[0]: {},  # an evaluate module's compute() once per datasets.map batch of 1,000 pairs
-    MAPS[1]: {},
-    MAPS[2]: {"cache_mb": 0},
-}
+#: Each contender's options. MAPS: an evaluate module's compute() once per datasets.map batch of 1,000 pairs.
+CONTENDERS = {"bert-score": {}, "fastbertscore": {}, "fastbertscore 256 MB": {"memory_mb": 256}}
+CONTENDERS |= {MAPS[0]: {}, MAPS[1]: {}, MAPS[2]: {"cache_mb": 0}}
 FULL_ONLY = ("fastbertscore 256 MB", *MAPS)  # the spilling budget and the per-batch calls: the whole file only
 #: Run --rounds times, alternating; the others once. Map rows compare with evaluate's module, the rest with bert-score.
 ROUNDED = ("bert-score", "fastbertscore", *MAPS[:2])
@@ -170,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(common.HERE / "at_scale_results.md"))
     parser.add_argument("--plot", default=str(common.ROOT / "docs" / "at_scale.png"))
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of bert-score and fastbertscore")
-    parser.add_argument("--evaluate-module", default=EVALUATE_MODULE, help="evaluate's own "
-                        "metrics/bertscore/bertscore.py (a clone of huggingface/evaluate); without it, its row is left out")  # fmt: skip
+    parser.add_argument("--evaluate-module", default=EVALUATE_MODULE, help="evaluate's metrics/bertscore/bertscore.py")
     if (args := common.command_line(parser, child, argv, nargs=3)) is None:
         return 0
     contenders = [name.strip() for name in args.contenders.split(";")]

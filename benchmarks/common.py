@@ -1,7 +1,5 @@
 """What the benchmarks share: the pairs file, one process per run, medians, the machine, markdown tables."""
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import csv
@@ -164,11 +162,9 @@ def encoder_calls():
             seen.start = time.perf_counter()
 
     def after(module, args, kwargs, output):
-        mask = kwargs.get("attention_mask")
-        if isinstance(module, model) and mask is not None:
+        if isinstance(module, model) and (mask := kwargs.get("attention_mask")) is not None:
             seen.seconds += time.perf_counter() - seen.start
-            seen.real += int(mask.sum())
-            seen.padded += mask.numel()
+            seen.real, seen.padded = seen.real + int(mask.sum()), seen.padded + mask.numel()
 
     hooks = (register_module_forward_pre_hook(before), register_module_forward_hook(after, with_kwargs=True))
     try:

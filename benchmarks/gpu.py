@@ -3,12 +3,9 @@
     bash benchmarks/gpu_run.sh 1    # or 2: python benchmarks/gpu.py --part N --data .gpu/... --out "$OUT"
     python benchmarks/gpu.py --dry-run --data benchmarks/data/human_judgments_toen.tsv --out /tmp/dry   # on the CPU
 
-Random-weight encoders of real shapes built from configs, with a BPE tokenizer trained on the pairs (nothing is
-downloaded there); each contender loaded alone. Rows go to OUT/gpu_results.md and .json after each size. The
-steps and the figures: docs/speed.md, "On a GPU".
+Random-weight encoders of real shapes, a BPE tokenizer trained on the pairs (nothing downloaded); rows go to
+OUT/gpu_results.md and .json after each size. The steps and the figures: docs/speed.md, "On a GPU".
 """
-
-from __future__ import annotations
 
 import argparse
 import gc
@@ -73,9 +70,8 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
     bpe.train_from_iterator([t for p in pairs for t in p], vocab_size=8000, min_frequency=2, special_tokens=specials)
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    tokenizer = transformers.RobertaTokenizer(
-        vocab=trained["vocab"], merges=merges, add_prefix_space=True, model_max_length=512
-    )
+    words = {"vocab": trained["vocab"], "merges": merges, "add_prefix_space": True, "model_max_length": 512}
+    tokenizer = transformers.RobertaTokenizer(**words)
     sizes = {"hidden_size": shape["width"], "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"]}
     extra = {"max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": tokenizer.pad_token_id}
     config = transformers.RobertaConfig(
@@ -179,9 +175,7 @@ def speed(name: str, folder: Path, shape: dict, cands: list[str], refs: list[str
     torch.backends.cudnn.allow_tf32 = False
     warm, rows, small = (cands[:64], refs[:64]), [], len(cands) <= CEILING_UP_TO
     # at 100k pairs bert-score and float32 only, so that both parts fit one device call
-    contenders = (
-        ["bert-score", "float32", "bfloat16", f"float32, memory_mb={MEMORY_MB}"] if small else ["bert-score", "float32"]
-    )
+    contenders = ["bert-score", "float32"] + (["bfloat16", f"float32, memory_mb={MEMORY_MB}"] if small else [])
     for contender in contenders:
         dtype, _, budget = contender.partition(", memory_mb=")
         if contender == "bert-score":
@@ -248,31 +242,29 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
     )
     columns = ["model", "pairs:", "distinct texts:", "contender", "s:", "pairs/s:", "× bert-score:"]
     columns += ["peak MB above model:", "max ΔF vs exact (random weights):", "tokens/s:", "bare encoder tokens/s:"]
+    speed = [r for r in rows if r["part"] == "speed"]
     speed_rows = [
         [r["model"], r["pairs"], r["distinct_texts"], r["contender"], f"{r['seconds']:.2f}", f"{r['pairs_per_s']:.0f}"]
         + [f"{r['x_bert_score']:.2f}", f"{r['peak_mb_above_model']:.0f}", f"{r['max_dF_vs_exact']:.1e}"]
         + [fmt(r.get(k), s) for k, s in (("tokens_per_s", ".0f"), ("bare_encoder_tokens_per_s", ".0f"))]
         + [fmt(r.get("share_of_bare"), ".0%")]
-        for r in rows
-        if r["part"] == "speed"
+        for r in speed
     ]
     text += common.table([*columns, "share:"], speed_rows) if speed_rows else ""
-    split = [r for r in rows if r["part"] == "speed" and r.get("phases")]
-    if split:
+    if split := [(r, r["phases"]) for r in speed if r.get("phases")]:
         text += (
             "\nOur calls split into phases (`fastbertscore.phase_times()`, a second call of the same scorer; each phase "
             "waits for the device at its end, so the split call runs a little slower; rest: the call less its "
             "phases), seconds:\n\n"
         )
-        body = []
-        for r in split:
-            ph = r["phases"]
-            rest = ph["call"] - sum(v for k, v in ph.items() if k != "call")
-            body.append([r["model"], r["pairs"], r["contender"], f"{ph['call']:.3f}"])
-            body[-1] += [fmt(ph.get(k), ".3f") for k in common.PHASES] + [f"{rest:.3f}"]
-        text += common.table(
-            ["model", "pairs:", "contender", "call:", *(f"{k}:" for k in common.PHASES), "rest:"], body
-        )
+        columns = ["model", "pairs:", "contender", "call:", *(f"{k}:" for k in common.PHASES), "rest:"]
+        rest = lambda ph: ph["call"] - sum(v for k, v in ph.items() if k != "call")
+        body = [
+            [r["model"], r["pairs"], r["contender"], f"{ph['call']:.3f}"]
+            + [*(fmt(ph.get(k), ".3f") for k in common.PHASES), f"{rest(ph):.3f}"]
+            for r, ph in split
+        ]
+        text += common.table(columns, body)
     for r in (r for r in rows if r["part"] == "parity"):
         text += (
             f"\nParity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "
@@ -306,12 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     for part in [args.part] if args.part else [1, 2]:
         for what, name, n in plan[part]:
-            shape = shapes[name]
-            folder = build_model(name, shape, pairs, root)
-            cands, refs = workload(pairs, n)
+            folder, (cands, refs) = build_model(name, shapes[name], pairs, root), workload(pairs, n)
             log.info("part %d: %s, %s, %d pairs", part, what, name, n)
-            run = parity if what == "parity" else speed
-            rows += run(name, folder, shape, cands, refs, device)
+            rows += (parity if what == "parity" else speed)(name, folder, shapes[name], cands, refs, device)
             write(rows, info, args.out)
     print((args.out / "gpu_results.md").read_text())
     return 0

@@ -3,12 +3,9 @@
     python benchmarks/host_path.py                 # layers 0 and 3, 3 alternating rounds; writes host_path_results.md
     python benchmarks/host_path.py --layers 0 --rounds 1 --pairs 2000
 
-The WMT file in at_scale.py's system order, each run in a fresh process, the contenders alternating. "Outside the
-model": the call less the Hugging Face model's calls; our phases: ``fastbertscore.phase_times()``, "rest" the call
-less those. Figures: docs/speed.md, "The host path".
+The WMT file in at_scale.py's system order, each run in a fresh process, the contenders alternating. Columns and
+figures: docs/speed.md, "The host path".
 """
-
-from __future__ import annotations
 
 import argparse
 import sys
@@ -50,14 +47,11 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
     for layer in sorted({layer for layer, _ in results}):
         theirs = common.median(results[(layer, "bert-score")])
         for contender in CONTENDERS:
-            runs = results[(layer, contender)]
-            r = common.median(runs)
-            phases = r["phases"]
-            outside = r["seconds"] - r["model_seconds"]
+            r, spread = common.median(runs := results[(layer, contender)]), common.spread([x["seconds"] for x in runs])
+            phases, outside = r["phases"], r["seconds"] - r["model_seconds"]
             cells = [common.fmt(phases.get(p), ".2f") for p in common.PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
             share = outside / (theirs["seconds"] - theirs["model_seconds"])
-            spread = common.spread([x["seconds"] for x in runs])
             body.append(
                 [layer, contender, f"{r['seconds']:.2f} ({spread})", f"{r['model_seconds']:.2f}", f"{outside:.2f}"]
                 + [*cells, f"{theirs['seconds'] / r['seconds']:.2f}×", f"{share:.2f}"]

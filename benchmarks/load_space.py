@@ -4,12 +4,9 @@
     python benchmarks/load_space.py --users 20 --requests 500   # 10,000 requests: RSS at 1k, 5k and 10k
     python benchmarks/load_space.py --hostile --requests 40 --hostile-requests 200   # load_hostile_results.md
 
-Plain: oversized input on the cold app, a warm-up, then pairs (some with two references) and 5-pair files, each
-answer checked against the engine (docs/reliability.md). ``--hostile``: two Pair users alone, then beside a third
-looping over the worst requests the Space refuses or bounds by work (docs/space.md, "Under hostile load").
+Plain: each answer checked against the engine (docs/reliability.md). ``--hostile``: two Pair users alone, then
+beside a third looping over the worst requests the Space refuses or bounds by work (docs/space.md).
 """
-
-from __future__ import annotations
 
 import argparse
 import csv
@@ -109,11 +106,8 @@ def refusals(client, tmp: Path) -> list[list]:
         "reference of 10,000 characters": lambda: client.predict("a candidate", "y" * 10_000, api_name="/score"),
         "file of 2,001 rows": lambda: score_file(client, big, keep=False),
     }
-    answers = []
-    for what, call in calls.items():
-        seconds, message = attempt(call)
-        answers.append([what, f"{seconds:.3f}", "ACCEPTED (wrong)" if message is None else message[:110]])
-    return answers
+    done = {what: attempt(call) for what, call in calls.items()}
+    return [[what, f"{s:.3f}", "ACCEPTED (wrong)" if m is None else m[:110]] for what, (s, m) in done.items()]
 
 
 def expected_scores(data: list[tuple[str, str]]) -> tuple[dict, list[str]]:

@@ -3,12 +3,9 @@
     python benchmarks/same_numbers.py --against 07b9da6
     python benchmarks/same_numbers.py --against main --pairs 2000
 
-Each side runs in its own process on its own copy of the package (``git archive`` of the revision), with
-all-MiniLM-L6-v2 at layer 3, plain and with idf and rescaling. Prints the largest |ΔP|, |ΔR|, |ΔF| of each against
-the float32 bound of tests/tolerances.py, and exits 1 if any pair is outside it.
+Each side in its own process on its own copy of the package (``git archive``), all-MiniLM-L6-v2 at layer 3, plain
+and with idf and rescaling: the largest |ΔP|, |ΔR|, |ΔF| against tests/tolerances.py's float32 bound (exit 1 past it).
 """
-
-from __future__ import annotations
 
 import argparse
 import importlib.util

@@ -3,12 +3,9 @@
     python benchmarks/speed.py                      # all workloads, 3 rounds, writes benchmarks/results_<cpu class>.md
     python benchmarks/speed.py --workloads a,b --rounds 1
 
-Each (round, contender) runs in a fresh process, the contenders alternating: model load and a warm-up not timed,
-the workload's calls timed, the peak RSS read. One results file per CPU class (bfloat16 pays only on some).
-Workloads and figures: docs/speed.md, "A few hundred pairs, by CPU class".
+Each (round, contender) in a fresh process, the contenders alternating; one results file per CPU class (bfloat16
+pays only on some). Workloads and figures: docs/speed.md, "A few hundred pairs, by CPU class".
 """
-
-from __future__ import annotations
 
 import argparse
 import os
@@ -68,9 +65,7 @@ CONTENDERS = {
     "c10k": ["bert-score", "fastbertscore", "fastbertscore-bf16"],
     "c100k": ["fastbertscore-bf16"],
     "d": ["bert-score", "fastbertscore", "fastbertscore-bf16"],
-    "w1k": ["fastbertscore-window"],
-    "w4k": ["fastbertscore-window"],
-    "w16k": ["fastbertscore-window"],
+    **{w: ["fastbertscore-window"] for w in ("w1k", "w4k", "w16k")},
 }
 
 
@@ -145,7 +140,7 @@ def measure(name: str, contenders: list[str], rounds: int) -> list[dict]:
         scored = contender in flat and contender != "bert-score"
         tau = None
         if contender.endswith(("bf16", "-auto")) and scored and "fastbertscore" in flat:
-            from scipy.stats import kendalltau
+            from scipy.stats import kendalltau  # only here: requirements-bench.txt does not install scipy
 
             tau = kendalltau(flat[contender], flat["fastbertscore"]).statistic
         delta = float((flat[contender] - exact).abs().max()) if exact is not None and scored else None

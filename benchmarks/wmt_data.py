@@ -8,8 +8,6 @@ research use only, so the repository does not hold the file. Each file is checke
 result against its sha256; columns, derivation, licence and citations: benchmarks/data/README.md.
 """
 
-from __future__ import annotations
-
 import argparse
 import csv
 import hashlib
@@ -34,10 +32,7 @@ REPOS = {
     2022: ("wmt22-news-systems", "20240a2e96a50e823ea8cdf37fd8af52547146e3"),
 }
 #: wmt22's xml of cs-en and zh-en is read where it was last whole (same segments as the final txt files).
-XML_COMMIT = {
-    (2022, "cs-en"): "dcb465e5b8eb77a4300c27cea716a14694cb5b25",
-    (2022, "zh-en"): "dcb465e5b8eb77a4300c27cea716a14694cb5b25",
-}
+XML_COMMIT = {(2022, lp): "dcb465e5b8eb77a4300c27cea716a14694cb5b25" for lp in ("cs-en", "zh-en")}
 #: Rows a test set keeps: segments in line order until this many rows, then to the end of that document.
 ROWS_PER_SET = 2000
 HEADER = ["lp", "year", "system", "seg_id", "candidate", "reference", "human", "n_raters"]
@@ -130,11 +125,9 @@ def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
         if row["type"] in ("SYSTEM", "REPEAT"):
             raters.setdefault((row["sys_id"], int(row["sid"])), set()).add(row["WorkerId"])
     outputs: dict[str, list[str]] = {}
-    found = []
-    for fields in (
-        ln.split() for ln in source.text(ts.year, f"{ts.humaneval()}/ad-seg-scores-{ts.da()}.csv").splitlines()[1:]
-    ):
-        sys_id, sid, raw, z = fields[0], int(fields[1]), float(fields[2]), fields[3]
+    found, scores = [], source.text(ts.year, f"{ts.humaneval()}/ad-seg-scores-{ts.da()}.csv").splitlines()[1:]
+    for sys_id, sid, raw, z, *_ in (ln.split() for ln in scores):
+        sid, raw = int(sid), float(raw)
         system = RENAMED.get(re.sub(r"\.\d+$", "", sys_id), re.sub(r"\.\d+$", "", sys_id))
         if system in ts.dropped or (raw == 0 and float(z) == 0 and (sys_id, sid) not in raters):
             continue
@@ -142,8 +135,7 @@ def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
             hyp = f"txt/system-outputs/{txt_name}.{ts.lp}.hyp.{system}.en"
             outputs[system] = source.text(ts.year, hyp).split("\n")
         seg = line[sid]
-        candidate = outputs[system][seg - 1]
-        if candidate.strip():
+        if (candidate := outputs[system][seg - 1]).strip():
             found.append((seg, system, candidate, refs[seg - 1], f"{float(z):.6f}", len(raters[(sys_id, sid)])))
     found.sort(key=lambda r: (r[0], r[1]))
     # Segments in line order until ROWS_PER_SET rows, then on to the end of the document that reached it.
@@ -163,19 +155,15 @@ def build(source: Source, out: Path) -> str:
     for ts in SETS:
         writer.writerows(rows_of(source, ts))
         print(f"{ts.year} {ts.lp}: done", file=sys.stderr)
-    data = buffer.getvalue().encode("utf-8")
-    digest = hashlib.sha256(data).hexdigest()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
-    return digest
+    out.write_bytes(data := buffer.getvalue().encode("utf-8"))
+    return hashlib.sha256(data).hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--git", nargs=2, metavar=("WMT21", "WMT22"), type=Path, help="local clones to read instead")
-    parser.add_argument(
-        "--out", type=Path, default=DATA, help=f"where to write it (default {DATA.relative_to(HERE.parent)})"
-    )
+    parser.add_argument("--out", type=Path, default=DATA, help=f"default: {DATA.relative_to(HERE.parent)}")
     args = parser.parse_args(argv)
     digest = build(Source(dict(zip(REPOS, args.git, strict=True)) if args.git else None), args.out)
     print(f"{args.out}: sha256 {digest}")
