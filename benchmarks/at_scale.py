@@ -88,7 +88,7 @@ def child(contender: str, order: str, size: str) -> dict:
     scorer = make_scorer(contender, path)
     loaded = common.rss_mb()
     common.warm_up(scorer.score)
-    with common.encoder_calls() as tokens:
+    with common.encoder_calls() as tokens, fb.phase_times() as phases:  # phases: host_path.py's columns
         start = time.perf_counter()
         F = scorer.score(cands, refs)[2]
         seconds = time.perf_counter() - start
@@ -96,6 +96,7 @@ def child(contender: str, order: str, size: str) -> dict:
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, use_fast=False)  # as both contenders load it
     distinct = sum(len(ids) for ids in tokenizer([t.strip() for t in set(cands) | set(refs)])["input_ids"])
     measured = {"seconds": seconds, "rss_loaded_mb": loaded, "peak_rss_mb": peak, "encoder_seconds": tokens.seconds}
+    measured["phases"] = phases
     ratios = {"tokens_ratio": tokens.real / distinct, "padded_ratio": tokens.padded / max(tokens.real, 1)}
     return {"contender": contender, "order": order, "pairs": n, **measured, **ratios, "F": [float(x) for x in F]}
 
@@ -151,7 +152,7 @@ def compared(runs: dict[str, list[dict]]) -> list[dict]:
         base = results.get(against) if contender != against else None
         r["speedup"] = base["seconds"] / r["seconds"] if base else None
         r["max_abs_dF"] = max(abs(a - b) for a, b in zip(r["F"], base["F"], strict=True)) if base else None
-        rows.append({k: v for k, v in r.items() if k != "F"})
+        rows.append({k: v for k, v in r.items() if k not in ("F", "phases")})
     return rows
 
 

@@ -9,28 +9,19 @@ figures: docs/speed.md, "The host path".
 
 import argparse
 import sys
-import time
 
 import at_scale
 import common
 import torch
-
-import fastbertscore as fb
 
 CONTENDERS = ("bert-score", "fastbertscore")
 ORDER = "system after system"
 
 
 def child(contender: str, layer: str, n: str) -> dict:
+    """at_scale.py's run at ``layer`` (its seconds, encoder seconds and our phases are the table's)."""
     at_scale.LAYER = int(layer)
-    scorer = at_scale.make_scorer(contender, common.minilm())
-    common.warm_up(scorer.score)
-    cands, refs = at_scale.pairs(ORDER, int(n))
-    with common.encoder_calls() as seen, fb.phase_times() as phases:
-        start = time.perf_counter()
-        scorer.score(cands, refs)
-        seconds = time.perf_counter() - start
-    return {"seconds": seconds, "model_seconds": seen.seconds, "phases": phases}
+    return at_scale.child(contender, ORDER, n)
 
 
 def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
@@ -48,12 +39,12 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
         theirs = common.median(results[(layer, "bert-score")])
         for contender in CONTENDERS:
             r, spread = common.median(runs := results[(layer, contender)]), common.spread([x["seconds"] for x in runs])
-            phases, outside = r["phases"], r["seconds"] - r["model_seconds"]
+            phases, outside = r["phases"], r["seconds"] - r["encoder_seconds"]
             cells = [common.fmt(phases.get(p), ".2f") for p in common.PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
-            share = outside / (theirs["seconds"] - theirs["model_seconds"])
+            share = outside / (theirs["seconds"] - theirs["encoder_seconds"])
             body.append(
-                [layer, contender, f"{r['seconds']:.2f} ({spread})", f"{r['model_seconds']:.2f}", f"{outside:.2f}"]
+                [layer, contender, f"{r['seconds']:.2f} ({spread})", f"{r['encoder_seconds']:.2f}", f"{outside:.2f}"]
                 + [*cells, f"{theirs['seconds'] / r['seconds']:.2f}×", f"{share:.2f}"]
             )
     return head + common.table(columns, body)
