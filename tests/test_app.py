@@ -17,7 +17,8 @@ from wmt import wmt_systems
 import fastbertscore as fb
 
 # Every test here needs the app server (about 8 s to start); the browser test also needs Chromium.
-pytestmark = pytest.mark.slow
+# One worker runs this module (pyproject: --dist loadgroup): one Space server and one browser for all of its tests.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("app")]
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
     "--headless",
@@ -92,9 +93,7 @@ def test_the_space_loads_hub_ids_only_never_paths(app_url, model):
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
-def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_pair_and_batch_in_a_real_browser(page, tmp_path):
     data = tmp_path / "pairs.tsv"
     data.write_text(
         "candidate\treference\nThe cat sat on the mat.\tA cat was sitting on the mat.\nIt is raining.\tRain is falling.\n"
@@ -106,53 +105,46 @@ def test_pair_and_batch_in_a_real_browser(app_url, tmp_path):
         ["A cat was sitting on the mat.", "Rain is falling."],
         model_type=fb.DEFAULT_MODEL,
     )[2]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.goto(app_url, wait_until="networkidle")
-        page.locator("#candidate textarea").fill(CAND)
-        page.locator("#references textarea").fill(REF)
-        page.locator("#score-button").click()
-        page.wait_for_function(
-            "document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000
-        )
-        assert page.locator("#hashcode textarea").input_value() == rescaled_hash  # the Space rescales by default
-        scores = page.locator("#scores").inner_text()
-        assert str(round(float(F[0]), 6)) in scores and str(round(float(P[0]), 6)) in scores
-        page.get_by_text("MISSING").first.wait_for(timeout=10_000)
-        page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
+    page.locator("#candidate textarea").fill(CAND)
+    page.locator("#references textarea").fill(REF)
+    page.locator("#score-button").click()
+    page.wait_for_function(
+        "document.querySelector('#hashcode textarea')?.value.includes('fastbertscore')", timeout=90_000
+    )
+    assert page.locator("#hashcode textarea").input_value() == rescaled_hash  # the Space rescales by default
+    scores = page.locator("#scores").inner_text()
+    assert str(round(float(F[0]), 6)) in scores and str(round(float(P[0]), 6)) in scores
+    page.get_by_text("MISSING").first.wait_for(timeout=10_000)
+    page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
 
-        # First run: the model box shows its whole default id, and an example with two references says which counted.
-        model_box = page.locator("#model input, #model textarea").first
-        assert model_box.input_value() == fb.DEFAULT_MODEL
-        assert model_box.evaluate("e => e.scrollWidth <= e.clientWidth"), "the default model id is cut off"
-        page.locator("#examples").get_by_text(EXAMPLES[1][0]).first.click()
-        page.wait_for_function(
-            "t => document.querySelector('#references textarea')?.value === t", arg=EXAMPLES[1][1], timeout=10_000
-        )
-        page.locator("#score-button").click()
-        page.wait_for_function("document.querySelector('#counted')?.innerText.includes('of 2')", timeout=90_000)
-        result = fb.BERTScorer(model_type=fb.DEFAULT_MODEL).score_result(
-            [EXAMPLES[1][0]], [EXAMPLES[1][1].splitlines()]
-        )
-        best = [int(x[0]) + 1 for x in result.best_reference]
-        counted = page.locator("#counted").inner_text()
-        if len(set(best)) == 1:
-            assert f"Reference {best[0]} of 2" in counted
-        else:
-            assert all(f"{name}: reference {b}" in counted for name, b in zip(("P", "R", "F1"), best, strict=True))
-        assert str(round(float(result.raw[2][0]), 6)) in page.locator("#scores").inner_text()
-        page.screenshot(path=str(tmp_path / "example.png"), full_page=True)
+    # First run: the model box shows its whole default id, and an example with two references says which counted.
+    model_box = page.locator("#model input, #model textarea").first
+    assert model_box.input_value() == fb.DEFAULT_MODEL
+    assert model_box.evaluate("e => e.scrollWidth <= e.clientWidth"), "the default model id is cut off"
+    page.locator("#examples").get_by_text(EXAMPLES[1][0]).first.click()
+    page.wait_for_function(
+        "t => document.querySelector('#references textarea')?.value === t", arg=EXAMPLES[1][1], timeout=10_000
+    )
+    page.locator("#score-button").click()
+    page.wait_for_function("document.querySelector('#counted')?.innerText.includes('of 2')", timeout=90_000)
+    result = fb.BERTScorer(model_type=fb.DEFAULT_MODEL).score_result([EXAMPLES[1][0]], [EXAMPLES[1][1].splitlines()])
+    best = [int(x[0]) + 1 for x in result.best_reference]
+    counted = page.locator("#counted").inner_text()
+    if len(set(best)) == 1:
+        assert f"Reference {best[0]} of 2" in counted
+    else:
+        assert all(f"{name}: reference {b}" in counted for name, b in zip(("P", "R", "F1"), best, strict=True))
+    assert str(round(float(result.raw[2][0]), 6)) in page.locator("#scores").inner_text()
+    page.screenshot(path=str(tmp_path / "example.png"), full_page=True)
 
-        page.get_by_role("tab", name="Batch").click()
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.locator("#upload").get_by_text("pairs.tsv").first.wait_for(timeout=30_000)  # the upload has landed
-        page.locator("#score-file").click()
-        page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=90_000)
-        table = page.locator("#results").inner_text()
-        assert "It is raining." in table and str(round(float(batch_F[1]), 6)) in table
-        page.screenshot(path=str(tmp_path / "batch.png"), full_page=True)
-        browser.close()
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(str(data))
+    page.locator("#upload").get_by_text("pairs.tsv").first.wait_for(timeout=30_000)  # the upload has landed
+    page.locator("#score-file").click()
+    page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=90_000)
+    table = page.locator("#results").inner_text()
+    assert "It is raining." in table and str(round(float(batch_F[1]), 6)) in table
+    page.screenshot(path=str(tmp_path / "batch.png"), full_page=True)
     assert (tmp_path / "pair.png").stat().st_size > 10_000 and (tmp_path / "batch.png").stat().st_size > 10_000
     if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
         for name in ("pair.png", "example.png", "batch.png"):
@@ -172,9 +164,7 @@ def _system_files(folder: Path, n_systems: int = 3):
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (.ci/run installs it)")
-def test_compare_systems_tab_in_a_real_browser(app_url, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_compare_systems_tab_in_a_real_browser(page, tmp_path):
     files, refs_file, outputs, refs = _system_files(tmp_path)
     # The Space rescales by default (language en); the table must equal compare() with the same settings.
     expected = fb.compare(
@@ -184,31 +174,26 @@ def test_compare_systems_tab_in_a_real_browser(app_url, tmp_path):
         lang="en",
         rescale_with_baseline=True,
     )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.goto(app_url, wait_until="networkidle")
-        page.get_by_role("tab", name="Compare systems").click()
-        page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
-        # The file list shows a name's stem and extension on separate lines.
-        page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=30_000)
-        page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-        page.wait_for_function(
-            "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=30_000
-        )  # every upload has landed
-        page.locator("#compare-button").click()
-        page.wait_for_function(
-            "document.querySelector('#compare-summary')?.innerText.includes('3 systems')", timeout=120_000
-        )
-        table = page.locator("#compare-table").inner_text()
-        for k, s in enumerate(expected.systems):
-            assert s.name in table
-            assert f"{s.scores[2]:.4f}".rstrip("0") in table and f"{s.intervals[2].half_width:.4f}".rstrip("0") in table
-            if k:
-                assert f"{s.p_value:.4f}" in table
-        assert expected.signature in page.locator("#compare-summary").inner_text()
-        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
-        browser.close()
+    page.get_by_role("tab", name="Compare systems").click()
+    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
+    # The file list shows a name's stem and extension on separate lines.
+    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=30_000)
+    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
+    page.wait_for_function(
+        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=30_000
+    )  # every upload has landed
+    page.locator("#compare-button").click()
+    page.wait_for_function(
+        "document.querySelector('#compare-summary')?.innerText.includes('3 systems')", timeout=120_000
+    )
+    table = page.locator("#compare-table").inner_text()
+    for k, s in enumerate(expected.systems):
+        assert s.name in table
+        assert f"{s.scores[2]:.4f}".rstrip("0") in table and f"{s.intervals[2].half_width:.4f}".rstrip("0") in table
+        if k:
+            assert f"{s.p_value:.4f}" in table
+    assert expected.signature in page.locator("#compare-summary").inner_text()
+    page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
     assert (tmp_path / "compare.png").stat().st_size > 10_000
     if os.environ.get("FASTBERTSCORE_SCREENSHOTS"):
         shutil.copy(tmp_path / "compare.png", Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / "compare.png")
@@ -252,16 +237,26 @@ def browser_test(test):
     return pytest.mark.browser(test)
 
 
-@pytest.fixture
-def page(app_url):
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module's browser tests (each gets its own context: no cookie, storage or page is
+    shared between them)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.goto(app_url, wait_until="networkidle")
-        yield page
-        browser.close()
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(app_url, browser):
+    """A fresh page of the Space in a context of its own, as a person opening it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    page = context.new_page()
+    page.goto(app_url, wait_until="networkidle")
+    yield page
+    context.close()
 
 
 def _score_pair(page, candidate: str, reference: str):
