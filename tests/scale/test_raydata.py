@@ -26,19 +26,14 @@ def cluster():
 
 
 @pytest.mark.second_path
-def test_equals_one_process_in_input_order(cluster, mt_pairs):
-    cands, refs = mt_pairs[0][:13], mt_pairs[1][:13]  # 13 rows in batches of 3 over 2 actors: order is not kept by Ray
-    ours = score_with_ray(cands, refs, batch_size=3, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4)
-    assert_scores_close(ours, fb.score(cands, refs, model_type=MINILM, num_layers=4))
-
-
-def test_multi_reference_with_idf(cluster, mt_pairs):
-    # One actor over four batches: idf counted per batch instead of over every reference would differ here. The
-    # order across two actors is the comparison above; each actor costs an interpreter, torch and the model.
-    cands = mt_pairs[0][:7]
-    refs = [[mt_pairs[1][i], mt_pairs[1][i + 7]] if i % 2 else [mt_pairs[1][i]] for i in range(7)]
+def test_equals_one_process_in_input_order_with_idf_over_every_reference(cluster, mt_pairs):
+    # 13 rows in batches of 3 over 2 actors: Ray keeps no order, and idf counted per batch instead of over every
+    # reference would differ; every other row has two references. (Each actor costs an interpreter, torch and the
+    # model, so one run checks all three.)
+    cands = mt_pairs[0][:13]
+    refs = [[mt_pairs[1][i], mt_pairs[1][i + 13]] if i % 2 else [mt_pairs[1][i]] for i in range(13)]
     ours = score_with_ray(
-        cands, refs, idf=True, batch_size=2, concurrency=1, num_cpus=1, model_type=MINILM, num_layers=4
+        cands, refs, idf=True, batch_size=3, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4
     )
     assert_scores_close(ours, fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4))
 
