@@ -277,10 +277,18 @@ def _tables_wider_than_their_box(page) -> list:
 
 def _batch(page, path: Path, ref_columns: str = "reference"):
     page.get_by_role("tab", name="Batch").click()
-    # The tab draws its panel after the click: a file set before the upload box shows can be lost (a loaded machine).
+    # The tab draws its panel after the click: a file set before the upload box is ready can be lost (seen on a
+    # loaded machine, the box visible and the file never listed), so a file not listed after 30 s is set once more.
+    from playwright.sync_api import TimeoutError as NotYet
+
     page.locator("#upload").wait_for(state="visible", timeout=60_000)
+    listed = page.locator("#upload").get_by_text(path.name).first
     page.locator("#upload input[type=file]").set_input_files(str(path))
-    page.locator("#upload").get_by_text(path.name).first.wait_for(timeout=120_000)  # generous: a loaded CI machine
+    try:
+        listed.wait_for(timeout=30_000)
+    except NotYet:
+        page.locator("#upload input[type=file]").set_input_files(str(path))
+        listed.wait_for(timeout=120_000)  # generous: a loaded CI machine
     page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
     page.locator("#score-file").click()
 
