@@ -151,6 +151,18 @@ def test_pair_and_batch_in_a_real_browser(page, tmp_path):
             shutil.copy(tmp_path / name, Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / name)
 
 
+def _compare_uploads(page, refs_file: Path, files: list[Path]):
+    """Open the Compare tab and upload the references and the systems, waiting until every upload has landed (the
+    file list shows a name's stem and extension on separate lines)."""
+    page.get_by_role("tab", name="Compare systems").click()
+    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
+    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
+    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
+    page.wait_for_function(
+        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=60_000
+    )
+
+
 def _system_files(folder: Path, n_systems: int = 3):
     """Real WMT21 is-en outputs of ``n_systems`` systems and their references (tests/data), as .txt files."""
     outputs, refs = wmt_systems(n_systems=n_systems)
@@ -174,14 +186,7 @@ def test_compare_systems_tab_in_a_real_browser(page, tmp_path):
         lang="en",
         rescale_with_baseline=True,
     )
-    page.get_by_role("tab", name="Compare systems").click()
-    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
-    # The file list shows a name's stem and extension on separate lines.
-    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=30_000)
-    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-    page.wait_for_function(
-        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=30_000
-    )  # every upload has landed
+    _compare_uploads(page, refs_file, files)
     page.locator("#compare-button").click()
     page.wait_for_function(
         "document.querySelector('#compare-summary')?.innerText.includes('3 systems')", timeout=120_000
@@ -365,13 +370,7 @@ def test_blank_lines_separate_pasted_systems(page):
 def test_every_number_says_raw_or_rescaled(page, tmp_path):
     # Rescaled P/R/F under plain "P/R/F1" headers; raw means beside a rescaled hash.
     files, refs_file, _, _ = _system_files(tmp_path, 2)
-    page.get_by_role("tab", name="Compare systems").click()
-    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
-    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
-    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-    page.wait_for_function(
-        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=60_000
-    )
+    _compare_uploads(page, refs_file, files)
     for rescaled in (True, False):
         if not rescaled:
             page.locator("#rescale input").uncheck()
