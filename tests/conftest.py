@@ -24,10 +24,14 @@ if WORKERS > 1:
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_name, str(THREADS))
 
+import atexit
 import inspect
+import shutil
+import tempfile
 import types
 
 import pytest
+import reference
 from paths import RATINGS
 from tiny_models import save_tiny
 
@@ -35,6 +39,12 @@ if WORKERS > 1:
     import torch
 
     torch.set_num_threads(THREADS)
+
+# The run's folder of bert-score scores computed once (tests/reference.py): made by the first process (the
+# controller under xdist, before its workers start, so they inherit it) and removed when that process ends.
+if not os.environ.get(reference.FOLDER_VARIABLE):
+    os.environ[reference.FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="bert-score-scores-")
+    atexit.register(shutil.rmtree, os.environ[reference.FOLDER_VARIABLE], ignore_errors=True)
 
 #: .ci/run's second numeric path runs in one pytest run (one collection, one model load per worker) over several
 #: forced encoder batch sizes, listed here: every selected test runs once per size (:func:`encoder_batch`), and a

@@ -1,4 +1,5 @@
-"""Parity with bert-score 0.3.13, computed on the same inputs in the same run (fp32, CPU; bounds from tolerances.py)."""
+"""Parity with bert-score 0.3.13, computed on the same inputs in the same run (fp32, CPU; bounds from tolerances.py);
+once per run for each distinct call (tests/reference.py), whatever encoder batch size of ours a test runs at."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import bert_score
 import pytest
+import reference
 from bert_score.utils import get_idf_dict
 from tiny_models import MAX_LEN
 from tolerances import TINY_WIDTH, assert_scores_close
@@ -31,7 +33,7 @@ FORCED_BATCH = forced_batch_size()  # the second numeric path's encoder batches 
 def test_minilm_single_reference(minilm_path, mt_pairs, num_layers, idf):
     cands, refs = mt_pairs
     ours = fb.score(cands, refs, model_type=minilm_path, num_layers=num_layers, idf=idf)
-    ref = bert_score.score(cands, refs, model_type=minilm_path, num_layers=num_layers, idf=idf)
+    ref = reference.score(cands, refs, model_type=minilm_path, num_layers=num_layers, idf=idf)
     assert_scores_close(ours, ref)
 
 
@@ -40,7 +42,7 @@ def test_minilm_idf_dict(minilm_path, mt_pairs):
     tokenizer = bert_score.utils.get_tokenizer(minilm_path)
     idf_dict = get_idf_dict(refs[:20], tokenizer, nthreads=0)
     ours = fb.score(cands, refs, model_type=minilm_path, num_layers=3, idf=idf_dict)
-    ref = bert_score.score(cands, refs, model_type=minilm_path, num_layers=3, idf=idf_dict)
+    ref = reference.score(cands, refs, model_type=minilm_path, num_layers=3, idf=idf_dict)
     assert_scores_close(ours, ref)
 
 
@@ -50,14 +52,14 @@ def test_minilm_multi_reference(minilm_path, mt_pairs, idf):
     # 1 to 3 references per candidate, different counts side by side.
     multi = [[refs[i], refs[(i + 5) % len(refs)], cands[(i + 1) % len(cands)]][: 1 + i % 3] for i in range(len(cands))]
     ours = fb.score(cands, multi, model_type=minilm_path, num_layers=5, idf=idf)
-    ref = bert_score.score(cands, multi, model_type=minilm_path, num_layers=5, idf=idf)
+    ref = reference.score(cands, multi, model_type=minilm_path, num_layers=5, idf=idf)
     assert_scores_close(ours, ref)
 
 
 def test_minilm_all_layers(minilm_path, mt_pairs):
     cands, refs = mt_pairs
     ours = fb.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6)
-    ref = bert_score.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6)
+    ref = reference.score(cands, refs, model_type=minilm_path, all_layers=True, num_layers=6)
     assert ours[0].shape == (7, len(cands))
     assert_scores_close(ours, ref)
 
@@ -65,7 +67,7 @@ def test_minilm_all_layers(minilm_path, mt_pairs):
 @pytest.mark.parametrize("batch_size", [FORCED_BATCH] if FORCED_BATCH else [1, 7, 64])  # forced: all the same
 def test_minilm_batch_sizes(minilm_path, mt_pairs, batch_size):
     cands, refs = mt_pairs
-    ref = bert_score.score(cands, refs, model_type=minilm_path, num_layers=4, batch_size=64)
+    ref = reference.score(cands, refs, model_type=minilm_path, num_layers=4, batch_size=64)
     ours = fb.BERTScorer(model_type=minilm_path, num_layers=4, batch_size=batch_size).score(cands, refs)
     assert_scores_close(ours, ref)
 
@@ -76,7 +78,7 @@ def test_minilm_long_inputs_are_truncated_like_the_reference(minilm_path, mt_pai
     long_refs = [refs[0], " ".join([refs[1]] * 150), refs[2]]
     with caplog.at_level(logging.WARNING, logger="fastbertscore"):
         ours = fb.score(long_cands, long_refs, model_type=minilm_path, num_layers=4)
-    ref = bert_score.score(long_cands, long_refs, model_type=minilm_path, num_layers=4)
+    ref = reference.score(long_cands, long_refs, model_type=minilm_path, num_layers=4)
     assert_scores_close(ours, ref)
     cut = [r for r in caplog.records if "were cut" in r.getMessage()]
     assert len(cut) == 1 and cut[0].getMessage().startswith(
@@ -97,7 +99,7 @@ def test_minilm_rescale_with_custom_baseline(minilm_path, mt_pairs):
         baseline_path=baseline,
         return_hash=True,
     )
-    ref, ref_hash = bert_score.score(
+    ref, ref_hash = reference.score(
         cands,
         refs,
         model_type=minilm_path,
@@ -127,7 +129,7 @@ def test_minilm_rescale_all_layers(minilm_path, mt_pairs):
     }
     assert_scores_close(
         fb.score(cands[:20], refs[:20], **kwargs),
-        bert_score.score(cands[:20], refs[:20], **kwargs),
+        reference.score(cands[:20], refs[:20], **kwargs),
         baseline=read_baseline(baseline),
     )
 
@@ -150,5 +152,5 @@ def test_families_multi_reference_and_truncation(tiny_model, mt_pairs, family):
     cands = mt_pairs[0][:6] + [" ".join(mt_pairs[0][:8])]  # the last one exceeds the tiny models' 40 tokens
     refs = [[r, mt_pairs[1][-1]] for r in mt_pairs[1][:7]]
     ours = fb.score(cands, refs, model_type=path, num_layers=2, idf=True)
-    ref = bert_score.score(cands, refs, model_type=path, num_layers=2, idf=True, batch_size=1)
+    ref = reference.score(cands, refs, model_type=path, num_layers=2, idf=True, batch_size=1)
     assert_same_tiny(ours, ref)

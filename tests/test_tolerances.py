@@ -3,8 +3,8 @@ or a swapped pick fail it, while the honest comparison passes (tolerances.py der
 
 from __future__ import annotations
 
-import bert_score
 import pytest
+import reference
 import torch
 from paths import SHIPPED_BASELINE
 from scipy import stats
@@ -46,7 +46,7 @@ def test_the_bounds_are_derived_not_tuned():
 def test_fp32_parity_fails_on_an_offset_and_on_a_wrong_pair(minilm_path, pairs):
     cands, refs = pairs
     ours = fb.score(cands, refs, model_type=minilm_path, num_layers=4)
-    theirs = bert_score.score(cands, refs, model_type=minilm_path, num_layers=4)
+    theirs = reference.score(cands, refs, model_type=minilm_path, num_layers=4)
     assert_scores_close(ours, theirs)
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(_shifted(ours, BREAK), theirs)
@@ -63,7 +63,7 @@ def test_two_device_bound_is_derived_and_fails_on_an_offset(minilm_path, pairs):
     assert bound == pytest.approx(2**0.5 * encoder(layers=4) + fp32())
     cands, refs = pairs
     ours = fb.score(cands, refs, model_type=minilm_path, num_layers=4)
-    theirs = bert_score.score(cands, refs, model_type=minilm_path, num_layers=4)
+    theirs = reference.score(cands, refs, model_type=minilm_path, num_layers=4)
     assert_scores_close(ours, theirs, bound=bound)
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(_shifted(ours, BREAK), theirs, bound=bound)
@@ -79,7 +79,7 @@ def test_rescaled_bound_fails_on_an_offset(minilm_path, pairs):
         "baseline_path": str(SHIPPED_BASELINE),
     }
     b = read_baseline(SHIPPED_BASELINE)[5]
-    ours, theirs = fb.score(cands, refs, **options), bert_score.score(cands, refs, **options)
+    ours, theirs = fb.score(cands, refs, **options), reference.score(cands, refs, **options)
     assert_scores_close(ours, theirs, baseline=b)
     with pytest.raises(AssertionError, match="exceeds the fp32 bound"):
         assert_scores_close(_shifted(ours, BREAK), theirs, baseline=b)
