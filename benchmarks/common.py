@@ -39,8 +39,19 @@ def rows(path: Path | None = None) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+#: Set by tests/test_benchmarks.py: a child of this tree (no ``env`` or ``cwd`` of its own) runs in this process, its
+#: torch threads restored after; the smoke tests check that a script runs and writes its table, not its timings.
+IN_PROCESS = "FASTBERTSCORE_BENCH_IN_PROCESS"
+
+
 def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
     """``python script --child ARGS`` in a fresh process, offline; what it answered (:func:`command_line`)."""
+    if os.environ.get(IN_PROCESS) and not env and cwd is None:
+        threads = torch.get_num_threads()
+        try:
+            return json.loads(json.dumps(sys.modules[Path(script).stem].child(*map(str, args))))
+        finally:
+            torch.set_num_threads(threads)
     argv = [sys.executable, script, "--child", *map(str, args)]
     done = subprocess.run(
         argv, env={**os.environ, **ENV, **(env or {})}, cwd=cwd, capture_output=True, text=True, check=False

@@ -1,8 +1,9 @@
 """Every script in benchmarks/ runs on a few pairs and writes its table, so none breaks unseen between the rare
 runs that take minutes (or a lent GPU). Each writes under tmp_path, never over a committed results file; the
 pairs are the first rows of tests/data, named by FASTBERTSCORE_BENCH_DATA (benchmarks/common.py). A script's main
-runs in this process (its contenders still run in processes of their own, as in a real run); the GPU bundle runs
-as a lent machine starts it, in a process of its own."""
+runs in this process, and so do its contenders (a real run starts a process for each, to time it alone:
+common.IN_PROCESS; same_numbers.py's run of another tree still gets a process, which covers that path); the GPU
+bundle runs as a lent machine starts it, in a process of its own."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")  # what speed.py sets for itself and its children
+    monkeypatch.setenv("FASTBERTSCORE_BENCH_IN_PROCESS", "1")  # contenders in this process (same_numbers' HEAD: not)
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     return importlib.import_module
 
