@@ -103,31 +103,42 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_model_work(
     assert _refused(["mbr", str(samples), "-o", str(out)], capsys).endswith(expected)
 
 
-#: A child that runs one command on a disk that fills up at ``limit`` bytes a file: the output cannot be written.
+#: A child that runs commands on a disk that fills up at ``limit`` bytes a file: no output can be written. Each
+#: command's stderr follows a line naming it.
 ON_A_FULL_DISK = """
 import json, sys
 from fastbertscore.cli.main import main
-argv = json.loads(sys.argv[1])
+commands = json.loads(sys.argv[1])
 confine()
-print(json.dumps({"rc": main(argv)}))
+codes = []
+for name, argv in commands.items():
+    print(f"=== {name}", file=sys.stderr, flush=True)
+    codes.append(main(argv))
+print(json.dumps({"rc": codes}))
 """
+PREVIOUS = b"the previous run's whole output\n"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", ["pairwise .tsv", "pairwise .npy", "mbr"])
-def test_an_output_that_cannot_be_written_whole_keeps_the_old_file(texts, tmp_path, tiny_model, command):
-    model = tiny_model("bert")
-    if command == "mbr":
-        samples = tmp_path / "samples.jsonl"
-        samples.write_text("".join(json.dumps(TEXTS) + "\n" for _ in range(4)))
-        out, argv = tmp_path / "picks.jsonl", ["mbr", str(samples)]
-    else:
-        out, argv = tmp_path / f"matrix{command.split()[1]}", ["pairwise", "-a", str(texts)]
-    argv += ["-o", str(out), "-m", model, "-l", "2"]
-    out.write_bytes(b"the previous run's whole output\n")
-    result, stderr = run_confined(ON_A_FULL_DISK, json.dumps(argv), max_file_bytes=64)
-    assert result["rc"] == 1 and "File too large" in stderr  # the write failed, and said so in one line
-    assert out.read_bytes() == b"the previous run's whole output\n"  # not a truncated new one that looks valid
+def test_an_output_that_cannot_be_written_whole_keeps_the_old_file(texts, tmp_path, tiny_model):
+    """pairwise (.tsv, .npy) and mbr, each on a full disk, in one child (one interpreter and model load for all)."""
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(TEXTS) + "\n" for _ in range(4)))
+    runs = {
+        "pairwise .tsv": (tmp_path / "matrix.tsv", ["pairwise", "-a", str(texts)]),
+        "pairwise .npy": (tmp_path / "matrix.npy", ["pairwise", "-a", str(texts)]),
+        "mbr": (tmp_path / "picks.jsonl", ["mbr", str(samples)]),
+    }
+    commands = {
+        name: [*argv, "-o", str(out), "-m", tiny_model("bert"), "-l", "2"] for name, (out, argv) in runs.items()
+    }
+    for out, _ in runs.values():
+        out.write_bytes(PREVIOUS)
+    result, stderr = run_confined(ON_A_FULL_DISK, json.dumps(commands), max_file_bytes=64)
+    said = dict(part.split("\n", 1) for part in stderr.split("=== ")[1:])
+    for (name, (out, _)), rc in zip(runs.items(), result["rc"], strict=True):
+        assert rc == 1 and "File too large" in said[name], name  # the write failed, and said so in one line
+        assert out.read_bytes() == PREVIOUS, name  # not a truncated new one that looks valid
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
-    if command == "pairwise .npy":  # and when the disk has room, the file is whole (no limit: no child needed)
-        assert main(argv) == 0 and np.load(out).shape == (len(TEXTS), len(TEXTS))
+    # and when the disk has room, the file is whole (no limit: no child needed)
+    assert main(commands["pairwise .npy"]) == 0 and np.load(runs["pairwise .npy"][0]).shape == (len(TEXTS), len(TEXTS))
