@@ -282,11 +282,14 @@ def _tables_wider_than_their_box(page) -> list:
 
 def _batch(page, path: Path, ref_columns: str = "reference"):
     page.get_by_role("tab", name="Batch").click()
-    # The tab draws its panel after the click: a file set before the upload box is ready can be lost (seen on a
-    # loaded machine, the box visible and the file never listed), so a file not listed after 30 s is set once more.
+    # The tab draws its panel after the click, and the upload box its file input after that: on a loaded machine the
+    # box has shown without its input for over 30 s (Playwright's default wait), and a file set before the box was
+    # ready has been lost (the box visible, the file never listed). So the input is waited for as long as a run is,
+    # and a file not listed after 30 s is set once more.
     from playwright.sync_api import TimeoutError as NotYet
 
     page.locator("#upload").wait_for(state="visible", timeout=60_000)
+    page.locator("#upload input[type=file]").wait_for(state="attached", timeout=120_000)
     listed = page.locator("#upload").get_by_text(path.name).first
     page.locator("#upload input[type=file]").set_input_files(str(path))
     try:
