@@ -289,14 +289,18 @@ def _batch(page, path: Path, ref_columns: str = "reference"):
     from playwright.sync_api import TimeoutError as NotYet
 
     page.locator("#upload").wait_for(state="visible", timeout=60_000)
-    page.locator("#upload input[type=file]").wait_for(state="attached", timeout=120_000)
-    listed = page.locator("#upload").get_by_text(path.name).first
-    page.locator("#upload input[type=file]").set_input_files(str(path))
     try:
-        listed.wait_for(timeout=30_000)
-    except NotYet:
+        page.locator("#upload input[type=file]").wait_for(state="attached", timeout=120_000)
+        listed = page.locator("#upload").get_by_text(path.name).first
         page.locator("#upload input[type=file]").set_input_files(str(path))
-        listed.wait_for(timeout=120_000)  # generous: a loaded CI machine
+        try:
+            listed.wait_for(timeout=30_000)
+        except NotYet:
+            page.locator("#upload input[type=file]").set_input_files(str(path))
+            listed.wait_for(timeout=120_000)  # generous: a loaded CI machine
+    except NotYet as error:  # the cause is not pinned: say what the box held, for the next failure to tell
+        held = page.locator("#upload").evaluate("box => box.outerHTML")
+        raise AssertionError(f"the Batch tab's upload box never took {path.name}; it held: {held[:3000]}") from error
     page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
     page.locator("#score-file").click()
 
