@@ -25,8 +25,9 @@ def score(cands, refs, **options):
     """``bert_score.score(cands, refs, **options)``, computed once per run for each distinct call."""
     import bert_score
     import torch
+    import transformers
 
-    key = _key(cands, refs, options)
+    key = _key(cands, refs, options, (bert_score.__version__, torch.__version__, transformers.__version__))
     if key is None:
         return bert_score.score(cands, refs, **options)
     path = Path(os.environ[FOLDER_VARIABLE]) / f"{key}.pt"
@@ -39,16 +40,12 @@ def score(cands, refs, **options):
     return result
 
 
-def _key(cands, refs, options: dict) -> str | None:
-    """The call's digest, or ``None`` where it is not to be kept (no folder, or an argument that is not plain)."""
+def _key(cands, refs, options: dict, versions: tuple[str, ...]) -> str | None:
+    """The call's digest (with the ``versions`` of bert-score, torch and transformers), or ``None`` where it is not
+    to be kept (no folder, or an argument that is not plain)."""
     if not os.environ.get(FOLDER_VARIABLE) or not all(_plain(v) for v in (cands, refs, *options.values())):
         return None
     files = {name: _files(value) for name, value in options.items() if isinstance(value, str) and Path(value).exists()}
-    import bert_score
-    import torch
-    import transformers
-
-    versions = (bert_score.__version__, torch.__version__, transformers.__version__)
     material = json.dumps([cands, refs, sorted(options.items()), files, versions])
     return hashlib.sha256(material.encode()).hexdigest()[:32]
 

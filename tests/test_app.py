@@ -137,10 +137,7 @@ def test_pair_and_batch_in_a_real_browser(page, tmp_path):
     assert str(round(float(result.raw[2][0]), 6)) in page.locator("#scores").inner_text()
     page.screenshot(path=str(tmp_path / "example.png"), full_page=True)
 
-    page.get_by_role("tab", name="Batch").click()
-    page.locator("#upload input[type=file]").set_input_files(str(data))
-    page.locator("#upload").get_by_text("pairs.tsv").first.wait_for(timeout=30_000)  # the upload has landed
-    page.locator("#score-file").click()
+    _batch(page, data)
     page.wait_for_function("document.querySelector('#summary')?.innerText.includes('2 pairs')", timeout=90_000)
     table = page.locator("#results").inner_text()
     assert "It is raining." in table and str(round(float(batch_F[1]), 6)) in table
@@ -289,14 +286,14 @@ def _batch(page, path: Path, ref_columns: str = "reference"):
     from playwright.sync_api import TimeoutError as NotYet
 
     page.locator("#upload").wait_for(state="visible", timeout=60_000)
+    file_input, listed = page.locator("#upload input[type=file]"), page.locator("#upload").get_by_text(path.name).first
     try:
-        page.locator("#upload input[type=file]").wait_for(state="attached", timeout=120_000)
-        listed = page.locator("#upload").get_by_text(path.name).first
-        page.locator("#upload input[type=file]").set_input_files(str(path))
+        file_input.wait_for(state="attached", timeout=120_000)
+        file_input.set_input_files(str(path))
         try:
             listed.wait_for(timeout=30_000)
         except NotYet:
-            page.locator("#upload input[type=file]").set_input_files(str(path))
+            file_input.set_input_files(str(path))
             listed.wait_for(timeout=120_000)  # generous: a loaded CI machine
     except NotYet as error:  # the cause is not pinned: say what the box held, for the next failure to tell
         held = page.locator("#upload").evaluate("box => box.outerHTML")

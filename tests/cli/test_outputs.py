@@ -129,9 +129,8 @@ def test_an_output_that_cannot_be_written_whole_keeps_the_old_file(texts, tmp_pa
         "pairwise .npy": (tmp_path / "matrix.npy", ["pairwise", "-a", str(texts)]),
         "mbr": (tmp_path / "picks.jsonl", ["mbr", str(samples)]),
     }
-    commands = {
-        name: [*argv, "-o", str(out), "-m", tiny_model("bert"), "-l", "2"] for name, (out, argv) in runs.items()
-    }
+    model = tiny_model("bert")
+    commands = {name: [*argv, "-o", str(out), "-m", model, "-l", "2"] for name, (out, argv) in runs.items()}
     for out, _ in runs.values():
         out.write_bytes(PREVIOUS)
     result, stderr = run_confined(ON_A_FULL_DISK, json.dumps(commands), max_file_bytes=64)
