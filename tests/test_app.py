@@ -148,16 +148,22 @@ def test_pair_and_batch_in_a_real_browser(page, tmp_path):
             shutil.copy(tmp_path / name, Path(os.environ["FASTBERTSCORE_SCREENSHOTS"]) / name)
 
 
+def _upload(page, box: str, paths: list[Path]) -> None:
+    """Set ``paths`` on the upload box ``box`` and wait until the last one is listed. The box draws its file input a
+    while after its tab opens (over 30 s, Playwright's default wait, on a loaded machine). A file it holds is listed as
+    its stem and its extension in two cells of its file table (Gradio's FilePreview), so the listing is found by the
+    stem; the whole name shows only while it uploads, which a loaded machine can miss."""
+    file_input = page.locator(f"#{box} input[type=file]")
+    file_input.wait_for(state="attached", timeout=120_000)
+    file_input.set_input_files([str(path) for path in paths])
+    page.locator(f"#{box} .file-preview td").filter(has_text=paths[-1].stem).first.wait_for(timeout=120_000)
+
+
 def _compare_uploads(page, refs_file: Path, files: list[Path]):
-    """Open the Compare tab and upload the references and the systems, waiting until every upload has landed (the
-    file list shows a name's stem and extension on separate lines)."""
+    """Open the Compare tab and upload the references and the systems."""
     page.get_by_role("tab", name="Compare systems").click()
-    page.locator("#compare-refs input[type=file]").set_input_files(str(refs_file))
-    page.wait_for_function("document.querySelector('#compare-refs')?.innerText.includes('refs')", timeout=60_000)
-    page.locator("#compare-systems input[type=file]").set_input_files([str(f) for f in files])
-    page.wait_for_function(
-        "n => document.querySelector('#compare-systems')?.innerText.includes(n)", arg=files[-1].stem, timeout=60_000
-    )
+    _upload(page, "compare-refs", [refs_file])
+    _upload(page, "compare-systems", files)
 
 
 def _system_files(folder: Path, n_systems: int = 3):
@@ -279,25 +285,7 @@ def _tables_wider_than_their_box(page) -> list:
 
 def _batch(page, path: Path, ref_columns: str = "reference"):
     page.get_by_role("tab", name="Batch").click()
-    # The tab draws its panel after the click, and the upload box its file input after that: on a loaded machine the
-    # box has shown without its input for over 30 s (Playwright's default wait), and a file set before the box was
-    # ready has been lost (the box visible, the file never listed). So the input is waited for as long as a run is,
-    # and a file not listed after 30 s is set once more.
-    from playwright.sync_api import TimeoutError as NotYet
-
-    page.locator("#upload").wait_for(state="visible", timeout=60_000)
-    file_input, listed = page.locator("#upload input[type=file]"), page.locator("#upload").get_by_text(path.name).first
-    try:
-        file_input.wait_for(state="attached", timeout=120_000)
-        file_input.set_input_files(str(path))
-        try:
-            listed.wait_for(timeout=30_000)
-        except NotYet:
-            file_input.set_input_files(str(path))
-            listed.wait_for(timeout=120_000)  # generous: a loaded CI machine
-    except NotYet as error:  # the cause is not pinned: say what the box held, for the next failure to tell
-        held = page.locator("#upload").evaluate("box => box.outerHTML")
-        raise AssertionError(f"the Batch tab's upload box never took {path.name}; it held: {held[:3000]}") from error
+    _upload(page, "upload", [path])
     page.get_by_label("Reference column(s), comma-separated").fill(ref_columns)
     page.locator("#score-file").click()
 
