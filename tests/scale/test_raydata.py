@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import torch
 from tolerances import PRINTED_6, assert_close, assert_scores_close, prf_bounds
 
 import fastbertscore as fb
@@ -25,64 +28,46 @@ def cluster():
     ray.shutdown()
 
 
+def _printed(path) -> torch.Tensor:
+    """The scale-out commands' P, R, F1 table (six decimals) as a (rows, 3) tensor."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "P\tR\tF1"
+    return torch.tensor([[float(x) for x in line.split("\t")] for line in lines[1:]])
+
+
 @pytest.mark.second_path
-def test_equals_one_process_in_input_order_with_idf_over_every_reference(cluster, mt_pairs):
-    # 13 rows in batches of 3 over 2 actors: Ray keeps no order, and idf counted per batch instead of over every
-    # reference would differ; every other row has two references. (Each actor costs an interpreter, torch and the
-    # model, so one run checks all three.)
+def test_the_command_equals_one_process_in_input_order_with_idf_over_every_reference(cluster, mt_pairs, tmp_path):
+    # The command over score_with_ray: 13 rows in Ray batches of 3 over 2 actors (Ray keeps no order), idf over every
+    # reference (counted per batch it would differ), every other row with two references (a JSON list in the cell).
+    # Each actor costs an interpreter, torch and the model, so one run checks the command, the order and idf.
     cands = mt_pairs[0][:13]
     refs = [[mt_pairs[1][i], mt_pairs[1][i + 13]] if i % 2 else [mt_pairs[1][i]] for i in range(13)]
-    ours = score_with_ray(
-        cands, refs, idf=True, batch_size=3, concurrency=2, num_cpus=1, model_type=MINILM, num_layers=4
+    pairs, out = tmp_path / "pairs.jsonl", tmp_path / "scores.tsv"
+    pairs.write_text(
+        "".join(json.dumps({"candidate": c, "reference": r}) + "\n" for c, r in zip(cands, refs, strict=True))
     )
-    assert_scores_close(ours, fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4))
+    options = ["-m", MINILM, "-l", "4", "--idf", "--concurrency", "2", "--num-cpus", "1", "--batch-size", "3"]
+    assert main([str(pairs), *options, "--out", str(out)]) == 0
+    expected = torch.stack(fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4), dim=1)
+    bounds = prf_bounds()
+    for k in range(3):
+        assert_close(_printed(out)[:, k], expected[:, k], bounds[k] + PRINTED_6, "PRF"[k] + " written, 6 decimals")
 
 
-def test_dataset_keeps_its_columns_and_the_file_helper_writes_in_order(cluster, mt_pairs, tmp_path):
+def test_a_dataset_keeps_its_columns_and_gets_idf_over_plain_references(cluster, mt_pairs):
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
     ds = ray.data.from_items(
         [{"id": f"doc-{i}", "candidate": c, "reference": r} for i, (c, r) in enumerate(zip(cands, refs, strict=True))]
     )
-    # idf=True here covers idf over plain string references (the multi-reference test covers lists of them), so
-    # no separate Ray run is spent on it.
+    # Plain string references here (the command's test has lists of them).
     rows = score_ray_dataset(
         ds, idf=True, batch_size=4, concurrency=1, num_cpus=1, model_type=MINILM, num_layers=4
     ).take_all()
     assert sorted(r["id"] for r in rows) == [f"doc-{i}" for i in range(6)]
     by_id = sorted(rows, key=lambda row: int(row["id"][4:]))
-    idf_F = fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4)[2]
-    assert_close([row["f1"] for row in by_id], idf_F, prf_bounds()[2], "F1 of the dataset rows, with idf")
-    F = fb.score(cands, refs, model_type=MINILM, num_layers=4)[2]
-
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text(
-        "candidate\treference\n" + "".join(f"{c}\t{r}\n" for c, r in zip(cands, refs, strict=True)), encoding="utf-8"
-    )
-    out = tmp_path / "scores.tsv"
-    assert (
-        main(
-            [
-                str(pairs),
-                "-m",
-                MINILM,
-                "-l",
-                "4",
-                "--concurrency",
-                "1",  # the order across two actors is score_with_ray's, checked by the first test
-                "--num-cpus",
-                "1",
-                "--batch-size",
-                "2",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    lines = out.read_text().splitlines()
-    assert lines[0] == "P\tR\tF1" and len(lines) == 7
-    printed = [float(line.split("\t")[2]) for line in lines[1:]]
-    assert_close(printed, F, prf_bounds()[2] + PRINTED_6, "F1 written with 6 decimals")
+    expected = fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4)
+    got = [torch.tensor([row[name] for row in by_id]) for name in ("precision", "recall", "f1")]
+    assert_scores_close(got, expected)
 
 
 def test_bad_input_is_refused_on_the_driver(cluster):

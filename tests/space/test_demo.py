@@ -3,6 +3,7 @@ their arguments, and the limits its labels show (read from the constants, so the
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 
@@ -21,7 +22,8 @@ from fastbertscore.space.limits import (
 )
 from fastbertscore.space.runner import BUSY, MODEL_THREAD, Job
 
-pytest.importorskip("gradio")
+# Found, not imported: gradio takes seconds to import, and every xdist worker collects this module while one runs it.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("gradio") is None, reason="gradio is the extra [space]")
 
 
 @pytest.fixture(scope="module")
