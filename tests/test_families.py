@@ -17,6 +17,7 @@ from functools import cache
 
 import bert_score
 import pytest
+import reference
 import torch
 from families import cases
 from tolerances import TINY_WIDTH, assert_scores_close, fp32
@@ -92,7 +93,13 @@ def test_scores_equal_live_bert_score_where_it_still_behaves_as_published(family
     for name, options in cases.OPTIONS:
         try:
             live = bert_score.score(
-                CANDS, REFS, model_type=cases.linked(family), use_fast_tokenizer=use_fast, batch_size=1, **options
+                CANDS,
+                REFS,
+                model_type=cases.linked(family),
+                use_fast_tokenizer=use_fast,
+                batch_size=1,
+                nthreads=reference.NTHREADS,
+                **options,
             )
         except OverflowError:
             assert LIVE_DIFFERS.get((family, kind)) == "OverflowError", f"{family} {kind}: bert-score overflowed"

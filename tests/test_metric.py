@@ -14,6 +14,7 @@ from paths import (
     MINILM,
     REPO,
 )
+from reference import NTHREADS
 from tolerances import assert_close, assert_scores_close, fp32, prf_bounds
 
 from fastbertscore import Settings, cached_scorer, clear_model_cache
@@ -28,7 +29,7 @@ def official(cands, refs, minilm_path, **kwargs):
     """What evaluate-metric/bertscore computes: references as lists, idf over all of them, a BERTScorer."""
     refs = [[r] if isinstance(r, str) else list(r) for r in refs]
     idf_sents = [r for group in refs for r in group] if kwargs.get("idf") else None
-    scorer = bert_score.BERTScorer(model_type=minilm_path, idf_sents=idf_sents, **kwargs)
+    scorer = bert_score.BERTScorer(model_type=minilm_path, idf_sents=idf_sents, nthreads=NTHREADS, **kwargs)
     P, R, F = scorer.score(cands, refs)
     return {"precision": P.tolist(), "recall": R.tolist(), "f1": F.tolist()}
 

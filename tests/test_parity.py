@@ -137,7 +137,9 @@ def test_minilm_rescale_all_layers(minilm_path, mt_pairs):
 def test_scorer_matches_reference_scorer(minilm_path, mt_pairs):
     cands, refs = mt_pairs
     ours = fb.BERTScorer(model_type=minilm_path, num_layers=2, idf=True, idf_sents=refs)
-    ref = bert_score.BERTScorer(model_type=minilm_path, num_layers=2, idf=True, idf_sents=refs)
+    ref = bert_score.BERTScorer(
+        model_type=minilm_path, num_layers=2, idf=True, idf_sents=refs, nthreads=reference.NTHREADS
+    )
     assert_scores_close(ours.score(cands, refs), ref.score(cands, refs))
     assert ours.hash.split("_version=")[0] == ref.hash.split("_version=")[0]
 
