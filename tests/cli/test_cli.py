@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -79,21 +80,16 @@ def test_strings_several_references(capsys):
     assert_close(_json(capsys)["F1"], F[0], prf_bounds()[2], "F1")
 
 
-@pytest.mark.slow
-def test_stdin_and_default_model(files):
+def test_stdin_and_default_model(files, monkeypatch, capsys):
+    # In this process, stdin a byte stream as a pipe gives (the command reads its bytes as UTF-8); a real process
+    # reading a real pipe is tests/cli/test_messages.py's test_standard_input_is_cut_as_a_file_is.
     paths, cands, refs = files
-    done = subprocess.run(
-        [sys.executable, "-m", "fastbertscore.cli.main", "-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"],
-        input=paths["cand"].read_text(encoding="utf-8"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert f"using the embedded default model {MINILM}" in done.stderr
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(paths["cand"].read_bytes()), encoding="utf-8"))
+    assert main(["-c", "-", "-r", str(paths["ref"]), "--output", "tsv", "-s"]) == 0
+    out, err = capsys.readouterr()
+    assert f"using the embedded default model {MINILM}" in err
     F = fb.score(cands, refs, model_type=MINILM)[2]
-    rows = [line.split("\t") for line in done.stdout.splitlines()[2:]]
+    rows = [line.split("\t") for line in out.splitlines()[2:]]
     assert_close([float(r[2]) for r in rows], F, prf_bounds()[2] + PRINTED_6, "F1 printed as TSV")
 
 
