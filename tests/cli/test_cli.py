@@ -80,6 +80,7 @@ def test_strings_several_references(capsys):
     assert_close(_json(capsys)["F1"], F[0], prf_bounds()[2], "F1")
 
 
+@pytest.mark.slow  # the default model's load: .ci/run's second path keeps to the fast numeric tests
 def test_stdin_and_default_model(files, monkeypatch, capsys):
     # In this process, stdin a byte stream as a pipe gives (the command reads its bytes as UTF-8); a real process
     # reading a real pipe is tests/cli/test_messages.py's test_standard_input_is_cut_as_a_file_is.
