@@ -279,8 +279,10 @@ def test_the_tests_name_the_default_model_once():
     assert not copies, f"define MINILM only in tests/paths.py: {copies}"
 
 
-#: The size rules: no module of the package over this many lines, and app.py as short as evaluate's Spaces.
+#: The size rules: no module of the package over this many lines, no function over that many, and app.py as short
+#: as evaluate's Spaces.
 MAX_MODULE_LINES = 300
+MAX_FUNCTION_LINES = 60
 MAX_APP_LINES = 30
 
 
@@ -289,6 +291,18 @@ def test_no_module_is_over_300_lines():
         m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+def test_no_function_is_over_60_lines():
+    """Docstring included: a function that long does two jobs, or says what a module's docstring should."""
+    long = {
+        f"{m}.{node.name}": length
+        for m, p in MODULES.items()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES
+    }
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them): {long}"
 
 
 def test_app_py_only_builds_and_launches_the_space():

@@ -121,15 +121,13 @@ def _run_batches(
     the end, to check that every embedding is finite. A batch that runs out of GPU memory is halved and retried,
     and later batches keep the smaller size; one text alone that does not fit is a clear error.
     """
-    device = encoder.device
-    forced = forced_batch_size()
+    device, forced = encoder.device, forced_batch_size()
     batch_size = forced or batch_size
     lengths = [len(seq) for seq in rows]
     packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
     out: list[torch.Tensor | None] = [None] * len(rows)
     step = HALF_SHAPE_STEP if device.type == "cuda" and encoder.autocast is not None else 1
-    pending = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None, step=step))
-    cap = batch_size
+    pending, cap = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None, step=step)), batch_size
     bad = torch.zeros((), dtype=torch.long, device=device)  # texts with inf/NaN embeddings, counted on the device
     with exact.exact_float32(), torch.inference_mode():  # (normalize divides the encoder's output in place)
         while pending:
@@ -149,8 +147,7 @@ def _run_batches(
                 cap = _halved(device, len(batch), lengths[batch[0]], batch_size, first=cap == batch_size)
                 pending.appendleft((batch, width))
                 continue
-            # A hidden state with an infinite or NaN entry has such a norm, and one of zeros a norm of 0: no unit
-            # vector comes of either. The norms are checked, not the (D times larger) embeddings.
+            # An infinite, NaN or 0 norm (the norms checked, not the D times larger embeddings): no unit vector.
             unusable = (~torch.isfinite(norms) | (norms == 0)).reshape(*mask.shape, -1).any(dim=2)  # (B, T[, L + 1])
             bad += (unusable & mask.bool()).any(dim=1).sum()
             for row, index in enumerate(batch):

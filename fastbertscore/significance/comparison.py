@@ -174,10 +174,8 @@ def compare(
         ('A', True)
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
-    # Without a test, n_samples counts the resamples of the intervals, as with "bs".
-    n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]
-    # Pairs go segment by segment, every system's output beside the others, so each reference (and each output two
-    # systems share) is embedded once, in the chunk that needs it; idf is counted over the references once each.
+    n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]  # no test: as with "bs"
+    # Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
     result = run(
         check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names]),
