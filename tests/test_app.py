@@ -151,8 +151,8 @@ def test_pair_and_batch_in_a_real_browser(page, tmp_path):
 def _upload(page, box: str, paths: list[Path]) -> None:
     """Set ``paths`` on the upload box ``box`` and wait until the last one is listed. The box draws its file input a
     while after its tab opens (over 30 s, Playwright's default wait, on a loaded machine). A file it holds is listed as
-    its stem and its extension, two spans of one cell of its file table (Gradio's FilePreview), so the listing is found by the
-    stem; the whole name shows only while it uploads, which a loaded machine can miss."""
+    its stem and its extension, two spans of one cell of its file table (Gradio's FilePreview), so the listing is
+    found by the stem; the whole name shows only while it uploads, which a loaded machine can miss."""
     file_input = page.locator(f"#{box} input[type=file]")
     file_input.wait_for(state="attached", timeout=120_000)
     file_input.set_input_files([str(path) for path in paths])
