@@ -84,8 +84,8 @@ def _maxima(
         if cand_mask is not None and ref_mask is not None:
             pair_mask = cand_mask[:, start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
             sim = sim.masked_fill_(~pair_mask, float("-inf"))
-        rows.append(sim.max(dim=-1).values)
-        col = sim.max(dim=-2).values
+        rows.append(sim.amax(dim=-1))
+        col = sim.amax(dim=-2)
         cols = col if cols is None else torch.maximum(cols, col)
     assert cols is not None  # the loop above runs at least once
     return torch.cat(rows, dim=-1), cols

@@ -48,6 +48,17 @@ def test_pieces_keep_the_ids_and_point_into_the_original_text(tokenizer):
     assert got.special[0] and got.special[-1] and got.words[0] is None
 
 
+#: Printable-ASCII texts that a BERT normalizer's shortcut must not mistake (special tokens' texts in any case, next
+#: to words or alone), and ASCII that is not printable (a tab, a bell): the whole tokenizer takes those.
+ASCII_EDGES = (
+    "A [SEP] B [sep] c [Sep]",
+    "[CLS]",
+    "x<s>y </S> <MASK> <mask>z [mask] <pad> [UNK] <unk> <cls> <sep>",
+    "Upper CASE and MiXeD, punctuation: (a) [b] {c} <d> 'e' \"f\" ~!@#$%^&*_+-=|\\/?.,;:`",
+    "a\tb\x07c\x7fd",
+)
+
+
 @pytest.mark.parametrize("family", [f for f in cases.FAMILIES])
 def test_bulk_ids_equal_the_tokenizers_own_call_for_every_family(family, mt_pairs):
     """The bulk path (each fast tokenizer's own Rust copy, without truncation) gives the ids of a transformers
@@ -60,12 +71,29 @@ def test_bulk_ids_equal_the_tokenizers_own_call_for_every_family(family, mt_pair
         *mt_pairs[1][:8],
         "",
         "  a  ",
+        *ASCII_EDGES,
         "Ünïcödé [SEP] <s> </s> <mask> [MASK] 漢字",
         "word " * 600,
     ]
     if family == "mpnet":  # its fixture's WordPiece has no unknown token: both paths refuse an unknown character
-        with pytest.raises(Exception, match="Missing"):
-            tokenize(tokenizer, [texts.pop(-2)], None)
+        for text in (texts.pop(-2), texts.pop(texts.index(ASCII_EDGES[3]))):
+            with pytest.raises(Exception, match="Missing"):
+                tokenize(tokenizer, [text], None)
     for limit in (None, 512, 16):
         call = tokenizer([t.strip() for t in texts], truncation=limit is not None, max_length=limit)
         assert tokenize(tokenizer, texts, limit).ids == call["input_ids"], (family, limit)
+
+
+def test_the_ascii_shortcut_keeps_a_cased_bert_tokenizers_ids(mt_pairs):
+    """A BERT normalizer that keeps case (bert-base-cased's): printable ASCII goes through unchanged, and the ids
+    stay those of the tokenizer's own call."""
+    import transformers
+    from tokenizers.normalizers import BertNormalizer
+
+    uncased = transformers.AutoTokenizer.from_pretrained(str(cases.FIXTURES / "tiny-bert"))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(cases.FIXTURES / "tiny-bert"))
+    tokenizer.backend_tokenizer.normalizer = BertNormalizer(lowercase=False, strip_accents=False)
+    texts = [*mt_pairs[0][:20], *ASCII_EDGES, "Ünïcödé Café"]
+    call = tokenizer(texts)["input_ids"]
+    assert call[0] != uncased(texts[0])["input_ids"]  # the case is kept: a different text for the model
+    assert tokenize(tokenizer, texts, None).ids == call
