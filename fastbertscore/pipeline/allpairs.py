@@ -96,7 +96,7 @@ def embedded(
     device = embedder.encoder.device
     raw = prepared.weights
     normalised = [torch.zeros(len(ids)) if empty[k] else raw[k] / raw[k].sum() for k, ids in enumerate(tok.ids)]
-    size = (tok.lengths * (FLOAT_BYTES * embedder.encoder.width * embedder.n_layers)).tolist()
+    size = (tok.packed.lengths * (FLOAT_BYTES * embedder.encoder.width * embedder.n_layers)).tolist()
     wanted = sorted((k for k in range(len(texts)) if not empty[k]), key=lambda k: -size[k])
     steps = buckets(wanted, [(bytes_,) for bytes_ in size], lambda n, padded: n * padded[0], budget.step_bytes)
     kept = KeptEmbeddings(budget.kept_bytes, device)

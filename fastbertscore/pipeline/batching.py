@@ -5,10 +5,12 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
@@ -130,6 +132,19 @@ class Packed(NamedTuple):
     def of(cls, flat: torch.Tensor, lengths: torch.Tensor) -> Packed:
         """``flat`` cut into rows of ``lengths`` entries, one after the other."""
         return cls(flat, torch.cumsum(lengths, 0) - lengths, lengths)
+
+    @classmethod
+    def of_lists(cls, lists: Sequence[Sequence[int]]) -> Packed:
+        """Int lists (token ids) end to end as int64, read straight into arrays (no Python int list of them all: a
+        third of the time for a corpus's ids).
+
+        Example:
+            >>> Packed.of_lists([[5], [6, 7]]).starts.tolist()
+            [0, 1]
+        """
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
+        return cls.of(torch.from_numpy(flat), torch.from_numpy(lengths))
 
     def padded(self, members: Sequence[int], value: float = 0, width: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """The rows ``members`` padded with ``value`` to ``(n, T, ...)`` (``T``: the longest row, or ``width`` if that is

@@ -95,7 +95,8 @@ class Embedder:
         with phase("tokenize"):
             tok = tokenize(self.tokenizer, texts, self.token_limit)
         if self.long_inputs == "truncate":
-            warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
+            if tok.truncated:
+                warn_truncated(len(tok.truncated), len(tok.ids), self.max_length, self.tokenizer.model_max_length)
         elif self.max_length is not None:
             check_long(tok, self.max_length, self.long_inputs, names)
         warn_unknown(tok, self.tokenizer, names)

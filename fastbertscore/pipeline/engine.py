@@ -73,7 +73,7 @@ def score_pairs(embedder: Embedder, pairs: Pairs, *, verbose: bool = False) -> t
     encoder, n_layers = embedder.encoder, embedder.n_layers
     out = torch.zeros((n_layers, len(pairs.cands), 3), dtype=torch.float32)
     live = [i for i in range(len(pairs.cands)) if not (tok.is_empty(texts.cand[i]) or tok.is_empty(texts.ref[i]))]
-    size = (tok.lengths * (FLOAT_BYTES * encoder.width * n_layers)).tolist()  # bytes of each text's embedding
+    size = (tok.packed.lengths * (FLOAT_BYTES * encoder.width * n_layers)).tolist()  # bytes of each text's embedding
     _check_budget(budget, live, texts, size)
     with phase("plan"):
         schedule = plan(texts.cand, texts.ref, live, size, budget.step_bytes)
@@ -156,8 +156,8 @@ def _match_batches(
 ) -> Iterator[list[int]]:
     """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
     chosen = torch.tensor(rows, dtype=torch.int64)
-    cand = tok.lengths[texts.cand_index[chosen]]
-    ref = tok.lengths[texts.ref_index[chosen]]
+    cand = tok.packed.lengths[texts.cand_index[chosen]]
+    ref = tok.packed.lengths[texts.ref_index[chosen]]
     # by (candidate length, reference length), ties in the order given: one stable sort on the combined key
     order = torch.argsort(cand * (int(ref.max()) + 1 if len(rows) else 1) + ref, stable=True)
     sizes = list(zip(cand[order].tolist(), ref[order].tolist(), strict=True))

@@ -7,7 +7,6 @@ one indexed copy from the rows packed end to end (:class:`~.batching.Packed`).
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections import deque
 from collections.abc import Sequence
@@ -124,7 +123,7 @@ def _run_batches(
     device, forced = encoder.device, forced_batch_size()
     batch_size = forced or batch_size
     lengths = [len(seq) for seq in rows]
-    packed = Packed.of(torch.tensor(list(itertools.chain.from_iterable(rows)), dtype=torch.long), torch.tensor(lengths))
+    packed = Packed.of_lists(rows)
     out: list[torch.Tensor | None] = [None] * len(rows)
     step = HALF_SHAPE_STEP if device.type == "cuda" and encoder.autocast is not None else 1
     pending, cap = deque(_batches(lengths, batch_size, max_tokens, forced=forced is not None, step=step)), batch_size

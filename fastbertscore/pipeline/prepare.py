@@ -110,8 +110,8 @@ def text_weights(tok: Tokenized, weights: Weights, names: Names) -> Prepared:
     """``tok`` with each text's unnormalised token weights (empty texts: none), looked up for all texts at once;
     an idf table missing a token is a ``ValueError`` naming the text as ``names`` does."""
     content = torch.tensor(tok.content_lengths) > 0
-    lengths = torch.where(content, tok.lengths, 0)  # empty texts weigh nothing
-    flat = tok.flat[torch.repeat_interleave(content, tok.lengths)]
+    lengths = torch.where(content, tok.packed.lengths, 0)  # empty texts weigh nothing
+    flat = tok.packed.flat[torch.repeat_interleave(content, tok.packed.lengths)]
     try:
         flat_weights = token_weights(flat, lengths, weights.table, weights.fallback)
     except MissingWeight as error:

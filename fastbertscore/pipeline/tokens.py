@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import re
@@ -12,9 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import torch
-
 from fastbertscore.models.encoder import UNLIMITED
+from fastbertscore.pipeline.batching import Packed
 
 if TYPE_CHECKING:
     import tokenizers
@@ -35,14 +33,10 @@ class Tokenized:
         return self.content_lengths[i] == 0
 
     @cached_property
-    def lengths(self) -> torch.Tensor:
-        """``(n,)`` int64: each text's number of tokens, special ones included."""
-        return torch.tensor([len(seq) for seq in self.ids], dtype=torch.int64)
-
-    @cached_property
-    def flat(self) -> torch.Tensor:
-        """``(total,)`` int64: every text's token ids, one after the other (text ``u``'s after those of the texts before it)."""
-        return torch.tensor(list(itertools.chain.from_iterable(self.ids)), dtype=torch.int64)
+    def packed(self) -> Packed:
+        """Every text's token ids end to end (``flat``, int64) and each text's number of them (``lengths``, special
+        tokens included)."""
+        return Packed.of_lists(self.ids)
 
 
 def tokenize(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length: int | None) -> Tokenized:
@@ -151,28 +145,23 @@ class _Backend:
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         """The token ids of each of ``texts`` (stripped), special tokens added."""
-        if self.plain is None:
-            return _encode(self.full, texts)
-        plain = [self._plain(text) for text in texts]
-        simple = [(i, text) for i, text in enumerate(plain) if text is not None]
-        rest = [i for i, text in enumerate(plain) if text is None]
+        plain: list[str | None] = [None] * len(texts)
+        if self.plain is not None:  # each text as the normalizer leaves it, where that is known without running it
+            ascii_lower = [text.lower() if text.isascii() and text.isprintable() else None for text in texts]
+            plain = [
+                None if low is None or (self.added and self.added.search(low)) else low if self.lowercase else text
+                for low, text in zip(ascii_lower, texts, strict=True)
+            ]
         ids: list[list[int]] = [[]] * len(texts)
-        for members, got in (
-            ([i for i, _ in simple], _encode(self.plain, [text for _, text in simple])),
-            (rest, _encode(self.full, [texts[i] for i in rest])),
+        for tokenizer, members in (
+            (self.plain, [(i, text) for i, text in enumerate(plain) if text is not None]),
+            (self.full, [(i, texts[i]) for i, text in enumerate(plain) if text is None]),
         ):
-            for i, seq in zip(members, got, strict=True):
-                ids[i] = seq
+            if tokenizer is not None and members:
+                got = tokenizer.encode_batch_fast([text for _, text in members], add_special_tokens=True)
+                for (i, _), encoding in zip(members, got, strict=True):
+                    ids[i] = encoding.ids
         return ids
-
-    def _plain(self, text: str) -> str | None:
-        """``text`` as the BERT normalizer leaves it, where that is known without running it; else None."""
-        if not (text.isascii() and text.isprintable()):
-            return None
-        lowered = text.lower()
-        if self.added is not None and self.added.search(lowered):
-            return None
-        return lowered if self.lowercase else text
 
 
 # Each fast tokenizer's own copy of its Rust tokenizer, without the truncation and padding a tokenizer.json may
@@ -203,10 +192,6 @@ def _copy_backend(tokenizer: PreTrainedTokenizerBase) -> _Backend | None:
     own = _copy(tokenizer.backend_tokenizer)
     own.encode_special_tokens = bool(tokenizer.split_special_tokens)
     return _Backend(own)
-
-
-def _encode(tokenizer: tokenizers.Tokenizer, texts: list[str]) -> list[list[int]]:
-    return [encoding.ids for encoding in tokenizer.encode_batch_fast(texts, add_special_tokens=True)]
 
 
 def _copy(shared: tokenizers.Tokenizer) -> tokenizers.Tokenizer:

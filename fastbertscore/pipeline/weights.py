@@ -6,7 +6,6 @@ Weights live in a dense vocabulary-sized table, so document counts can be summed
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import struct
@@ -15,6 +14,8 @@ from dataclasses import dataclass
 from typing import SupportsFloat, cast
 
 import torch
+
+from fastbertscore.pipeline.batching import Packed
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +33,8 @@ def document_frequencies(id_lists: Iterable[list[int]], vocab_size: int) -> torc
 
     One pass over all ids at once: each (sentence, token) pair is counted once, whatever the sentence's length.
     """
-    lists = list(id_lists)
-    lengths = torch.tensor([len(ids) for ids in lists], dtype=torch.int64)
-    flat = torch.tensor(list(itertools.chain.from_iterable(lists)), dtype=torch.int64)
-    sentence = torch.repeat_interleave(torch.arange(len(lists)), lengths)
+    flat, _, lengths = Packed.of_lists(list(id_lists))
+    sentence = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
     distinct = torch.unique(sentence * vocab_size + flat) % vocab_size  # each token once per sentence
     return torch.bincount(distinct, minlength=vocab_size)[:vocab_size]
 
