@@ -171,16 +171,12 @@ def _match_batches(
         yield sorted_rows[batch[0] : batch[-1] + 1]
 
 
-def _padded(
-    units: list[int], emb: dict[int, torch.Tensor], weights: Packed, all_layers: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Padded embeddings, mask and token weights of ``units`` on the embeddings' device (the weights are padded on
-    the host, by one indexed copy, and copied once)."""
+def _padded(units: list[int], emb: dict[int, torch.Tensor], all_layers: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded embeddings and mask of ``units`` on the embeddings' device."""
     vectors, mask = pad([emb[u] for u in units])
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
-    padded_weights, _ = weights.padded(units)
-    return vectors, mask, to_device(padded_weights, vectors.device)
+    return vectors, mask
 
 
 def _match(
@@ -193,11 +189,16 @@ def _match(
 ) -> torch.Tensor:
     device = next(iter(emb.values())).device
     with phase("pad", device):
-        cand = _padded([texts.cand[r] for r in rows], emb, weights, all_layers)
-        ref = _padded([texts.ref[r] for r in rows], emb, weights, all_layers)
+        cand_units, ref_units = [texts.cand[r] for r in rows], [texts.ref[r] for r in rows]
+        cand, cand_mask = _padded(cand_units, emb, all_layers)
+        ref, ref_mask = _padded(ref_units, emb, all_layers)
+        # both sides' token weights padded on the host by one indexed copy (to the longer side), and copied once
+        both = to_device(weights.padded(cand_units + ref_units)[0], device)
+        cand_weights, ref_weights = both[: len(rows), : cand.shape[-2]], both[len(rows) :, : ref.shape[-2]]
     # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.
-    per_cand_token = len(rows) * ref[0].shape[-2] * (ref[0].shape[0] if all_layers else 1)
+    per_cand_token = len(rows) * ref.shape[-2] * (ref.shape[0] if all_layers else 1)
     with phase("match", device):
-        P, R, F = greedy_match(*cand, *ref, block=max(1, entries // max(per_cand_token, 1)))
+        block = max(1, entries // max(per_cand_token, 1))
+        P, R, F = greedy_match(cand, cand_mask, cand_weights, ref, ref_mask, ref_weights, block=block)
     scores = torch.stack((P, R, F), dim=-1)
     return scores if all_layers else scores.unsqueeze(0)
