@@ -127,8 +127,8 @@ class _Backend:
     normalized to itself, or to its lowercase: what the normalizer does to such a text is only that (nothing to
     clean, no Chinese character, no accent; Rust's and Python's lowercase agree on ASCII). Such texts are lowercased
     here and go through a second copy without the normalizer (on English text it took 40% of the tokenizer's time),
-    unless an added token's text ("[CLS]", "<s>") appears in them, where matching before or after normalization
-    could differ. Every other text goes through the whole tokenizer."""
+    unless an added token's text ("[CLS]", "<s>") or its normalized form appears in them, where matching before or
+    after normalization could differ. Every other text goes through the whole tokenizer."""
 
     def __init__(self, full: tokenizers.Tokenizer):
         self.full = full
@@ -140,8 +140,12 @@ class _Backend:
             self.plain = _copy(full)
             self.plain.normalizer = None
             self.lowercase = bool(normalizer.get("lowercase"))
-            contents = sorted({token.content.lower() for token in full.get_added_tokens_decoder().values()})
-            self.added = re.compile("|".join(map(re.escape, contents))) if contents else None
+            # an added token is found in the raw text by its content, and, when it is normalized, in the normalized
+            # text by its normalized form ("café" as "cafe"; a zero-width space as "", which matches every text)
+            added = full.get_added_tokens_decoder().values()
+            contents = {token.content.lower() for token in added}
+            contents |= {full.normalizer.normalize_str(token.content).lower() for token in added if token.normalized}
+            self.added = re.compile("|".join(map(re.escape, sorted(contents)))) if contents else None
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         """The token ids of each of ``texts`` (stripped), special tokens added."""

@@ -97,3 +97,18 @@ def test_the_ascii_shortcut_keeps_a_cased_bert_tokenizers_ids(mt_pairs):
     call = tokenizer(texts)["input_ids"]
     assert call[0] != uncased(texts[0])["input_ids"]  # the case is kept: a different text for the model
     assert tokenize(tokenizer, texts, None).ids == call
+
+
+@pytest.mark.parametrize("added", ["café", "\u200b"])
+def test_an_added_token_that_normalization_changes_keeps_the_ascii_shortcut_off_where_it_matches(added, mt_pairs):
+    """A token added as a plain string is matched in the normalized text: "café" also in "the cafe", and a
+    zero-width space, normalized to nothing, everywhere (the tokenizer then splits every text into characters)."""
+    import transformers
+
+    before = transformers.AutoTokenizer.from_pretrained(str(cases.FIXTURES / "tiny-bert"))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(cases.FIXTURES / "tiny-bert"))
+    tokenizer.add_tokens([added])
+    texts = [*mt_pairs[0][:10], "the cafe is open", "cafe", "Cafe au lait", "The cat sat"]
+    call = tokenizer(texts)["input_ids"]
+    assert call[-4:] != before(texts[-4:])["input_ids"]  # the added token changes plain-ASCII texts' ids
+    assert tokenize(tokenizer, texts, None).ids == call
