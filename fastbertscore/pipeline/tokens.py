@@ -170,7 +170,10 @@ class _Backend:
 
 # Each fast tokenizer's own copy of its Rust tokenizer, without the truncation and padding a tokenizer.json may
 # preset: a transformers call sets those on the shared one for its own call, so it is never called directly.
-_BACKENDS: weakref.WeakKeyDictionary[PreTrainedTokenizerBase, _Backend | None] = weakref.WeakKeyDictionary()
+# Kept with what the copy was made from that a user may change afterwards (``add_tokens``, ``split_special_tokens``).
+_BACKENDS: weakref.WeakKeyDictionary[PreTrainedTokenizerBase, tuple[tuple[int, bool], _Backend | None]] = (
+    weakref.WeakKeyDictionary()
+)
 _BACKENDS_LOCK = threading.Lock()
 # Methods through which a tokenizer class could change what its ids are beyond its Rust tokenizer's.
 _ENCODING_METHODS = ("__call__", "_call_one", "encode", "batch_encode_plus", "_encode_plus", "_batch_encode_plus")
@@ -179,10 +182,11 @@ _ENCODING_METHODS = ("__call__", "_call_one", "encode", "batch_encode_plus", "_e
 def _own_backend(tokenizer: PreTrainedTokenizerBase) -> _Backend | None:
     """A private copy of ``tokenizer``'s Rust tokenizer set up as transformers runs it for ``tokenizer(texts)``
     (special tokens split or not as the tokenizer says), or ``None`` where its class encodes through Python."""
+    state = (len(tokenizer), bool(tokenizer.split_special_tokens))
     with _BACKENDS_LOCK:
-        if tokenizer not in _BACKENDS:
-            _BACKENDS[tokenizer] = _copy_backend(tokenizer)
-        return _BACKENDS[tokenizer]
+        if tokenizer not in _BACKENDS or _BACKENDS[tokenizer][0] != state:
+            _BACKENDS[tokenizer] = (state, _copy_backend(tokenizer))
+        return _BACKENDS[tokenizer][1]
 
 
 def _copy_backend(tokenizer: PreTrainedTokenizerBase) -> _Backend | None:

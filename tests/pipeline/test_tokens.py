@@ -112,3 +112,16 @@ def test_an_added_token_that_normalization_changes_keeps_the_ascii_shortcut_off_
     call = tokenizer(texts)["input_ids"]
     assert call[-4:] != before(texts[-4:])["input_ids"]  # the added token changes plain-ASCII texts' ids
     assert tokenize(tokenizer, texts, None).ids == call
+
+
+def test_tokens_added_after_a_first_call_are_found(mt_pairs):
+    """The bulk path's copy of the Rust tokenizer follows ``add_tokens`` and ``split_special_tokens`` set later."""
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(cases.FIXTURES / "tiny-bert"))
+    texts = [*mt_pairs[0][:4], "the cafe is open", "a [SEP] b"]
+    assert tokenize(tokenizer, texts, None).ids == tokenizer(texts)["input_ids"]
+    tokenizer.add_tokens(["café"])
+    assert tokenize(tokenizer, texts, None).ids == tokenizer(texts)["input_ids"]
+    tokenizer.split_special_tokens = True
+    assert tokenize(tokenizer, texts, None).ids == tokenizer(texts)["input_ids"]
