@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -135,11 +134,12 @@ class _Backend:
         self.plain: tokenizers.Tokenizer | None = None
         self.lowercase = False
         self.added: re.Pattern[str] | None = None
-        normalizer = json.loads(full.to_str()).get("normalizer") or {}
-        if normalizer.get("type") == "BertNormalizer":
+        from tokenizers.normalizers import BertNormalizer
+
+        if isinstance(full.normalizer, BertNormalizer):  # alone, not inside a Sequence of normalizers
             self.plain = _copy(full)
             self.plain.normalizer = None
-            self.lowercase = bool(normalizer.get("lowercase"))
+            self.lowercase = bool(full.normalizer.lowercase)
             # an added token is found in the raw text by its content, and, when it is normalized, in the normalized
             # text by its normalized form ("café" as "cafe"; a zero-width space as "", which matches every text)
             added = full.get_added_tokens_decoder().values()
@@ -222,10 +222,9 @@ def warn_truncated(count: int, total: int, max_length: int | None, reported: flo
 
     ``reported`` is the tokenizer's own ``model_max_length``: bert-score cuts there. Where the cut is shorter (the
     tokenizer reports no limit, or more than the model's position embeddings hold), bert-score cuts nothing and
-    fails on such texts (a position index out of range), so the message says so instead.
+    fails on such texts (a position index out of range), so the message says so instead. Called only where
+    ``count`` is above 0.
     """
-    if not count:
-        return
     if reported is None or reported == max_length:
         how = "as bert-score does (the tokenizer's limit)"
     elif reported >= UNLIMITED:
