@@ -59,18 +59,8 @@ RULES = {
     "Python names": lambda text, page: unbound_findings(text),
 }
 #: Rules a page breaks outside the defects this test was written for, each with why (strict xfails: an entry that
-#: passes fails, and goes). These pages are being rewritten; the findings are history and figures of older runs.
-PENDING: dict[tuple[str, str], str] = {
-    ("docs/reliability.md", "figures match their results files"): "the load run's A/B figures are in no results file",
-    ("docs/reliability.md", "user words"): "'before the fix'",
-    ("docs/reliability.md", "benchmarks from a clone"): "load_space.py's commands need `python benchmarks/wmt_data.py`",
-    ("docs/space.md", "figures match their results files"): "0.2.0's latency and an earlier hostile run",
-    ("docs/space.md", "the current version"): "'as in 0.2.0'",
-    ("docs/space.md", "user words"): "'as in 0.2.0' and the hostile run's targets",
-    ("docs/space.md", "benchmarks from a clone"): "load_space.py's command needs `python benchmarks/wmt_data.py`",
-    ("docs/speed.md", "figures match their results files"): "per-round times and heap growth in no results file",
-    ("docs/testing.md", "user words"): "'stand-in'",
-}
+#: passes fails, and goes). None is pending: a page that breaks a rule fails.
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _cases():
