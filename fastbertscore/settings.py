@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
-from fastbertscore.pipeline.weights import check_idf_mapping
+from fastbertscore.pipeline.weights import check_idf_mapping, mapping_key
 from fastbertscore.validate import (
     LONG_INPUTS,
     LongInputs,
@@ -216,15 +216,15 @@ class Settings:
         return replace(self, **changes)
 
     def scorer_key(self) -> tuple[tuple[str, object], ...]:
-        """What a scorer built from these settings is: every option but :data:`PER_CALL` (a mapping by its items, a
-        path as a string); settings with equal keys build interchangeable scorers."""
+        """What a scorer built from these settings is: every option but :data:`PER_CALL` (the idf mapping by its
+        weights and its default weight, a path as a string); settings with equal keys build interchangeable scorers."""
         out = []
         for f in fields(self):
             if f.name in PER_CALL:
                 continue
             value = getattr(self, f.name)
-            if isinstance(value, Mapping):
-                value = tuple(sorted(value.items()))
+            if isinstance(value, Mapping):  # the idf mapping, by its weights and its default
+                value = mapping_key(value)
             out.append((f.name, str(value) if isinstance(value, os.PathLike) else value))
         return tuple(out)
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Literal
 
 from fastbertscore.hashing import get_hash
+from fastbertscore.pipeline.weights import mapping_key
 
 
 def digest(data: bytes) -> str:
@@ -23,7 +24,9 @@ def digest(data: bytes) -> str:
 
 
 def mapping_digest(weights: Mapping[int, float]) -> str:
-    return digest(repr(sorted((int(k), float(v)) for k, v in weights.items())).encode())
+    """The digest of an idf mapping's weights and, for a ``defaultdict``, of its default weight too."""
+    default, values = mapping_key(weights)
+    return digest((repr(list(values)) + ("" if default is None else f" default {default!r}")).encode())
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 import torch
 import transformers
@@ -135,3 +137,20 @@ def test_a_signature_is_typed_fields_written_out_never_parsed_back():
     )
     raw = signature.raw()
     assert raw.rescale == "no" and raw.baseline_digest is None and "-rescaled" not in raw.hash
+
+
+def test_an_idf_defaultdict_is_hashed_and_kept_by_its_default_weight_too():
+    """Two ``defaultdict`` mappings that differ only in the weight of the tokens they lack give other numbers, so
+    they get other hashes, and ``score`` does not reuse the first one's kept scorer for the second; nor for a plain
+    mapping of the same items, which weighs no other token (an error, as in a fresh process)."""
+    cands, refs = ["The cat sat on the mat.", "It is raining."], ["A cat sat on a mat.", "Rain falls today."]
+    token = fb.BERTScorer(model_type=MINILM).tokenizer.convert_tokens_to_ids("cat")
+    mappings = [collections.defaultdict(lambda w=w: w, {token: 10.0}) for w in (3.0, 1.0)]
+    results = [fb.score(cands, refs, model_type=MINILM, idf=m, return_hash=True) for m in mappings]
+    own = [fb.BERTScorer(model_type=MINILM, idf=m, cache_mb=0).score(cands, refs)[2] for m in mappings]
+    assert results[0][1] != results[1][1]
+    for (scores, _), expected in zip(results, own, strict=True):
+        assert torch.equal(scores[2], expected)  # the same scorer code, its own weights: identical
+    assert not torch.equal(own[0], own[1])
+    with pytest.raises(ValueError, match="no weight for token id"):  # not the defaultdict's kept numbers
+        fb.score(cands, refs, model_type=MINILM, idf=dict(mappings[0]))
