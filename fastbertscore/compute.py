@@ -18,7 +18,7 @@ from fastbertscore.matrix import MBRResult
 from fastbertscore.pipeline.budget import default_cache_mb
 from fastbertscore.result import Scores
 from fastbertscore.settings import documenting_options
-from fastbertscore.validate import Refs, Texts, Utility, check_matrix_texts, check_mbr, check_pairs
+from fastbertscore.validate import Refs, Texts, Utility, check_flag, check_matrix_texts, check_mbr, check_pairs
 
 
 @overload
@@ -132,7 +132,8 @@ def score(
         baseline_path=baseline_path,
         use_fast_tokenizer=use_fast_tokenizer,
     )
-    return run(check_pairs(cands, refs), options, verbose=verbose).returned(return_hash)
+    pairs, return_hash = check_pairs(cands, refs), check_flag(return_hash, "return_hash")  # both before any work
+    return run(pairs, options, verbose=verbose).returned(return_hash)
 
 
 def compute(

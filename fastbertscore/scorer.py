@@ -25,6 +25,7 @@ from fastbertscore.validate import (
     Refs,
     Samples,
     Texts,
+    check_flag,
     check_idf_sents,
     check_matrix_texts,
     check_mbr,
@@ -185,6 +186,7 @@ class BERTScorer(ScorerAttributes):
         Raises:
             TypeError, ValueError: bad inputs, named with their index, before any model work.
         """
+        return_hash = check_flag(return_hash, "return_hash")  # before any work
         return self.score_result(cands, refs, verbose=verbose, batch_size=batch_size).returned(return_hash)
 
     def score_result(

@@ -20,6 +20,7 @@ from fastbertscore.pipeline.weights import check_idf_mapping, mapping_key
 from fastbertscore.validate import (
     LONG_INPUTS,
     LongInputs,
+    check_flag,
     check_options,
     check_positive_int,
 )
@@ -171,9 +172,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("all_layers", "rescale_with_baseline", "use_fast_tokenizer", "layer_registry"):
-            value = getattr(self, name)
-            if not isinstance(value, bool):  # 1 or "no" crashed inside the encoder or transformers
-                raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+            check_flag(getattr(self, name), name)  # 1 or "no" crashed inside the encoder or transformers
         check_options(
             model_type=self.model_type,
             lang=self.lang,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -43,9 +43,16 @@ class Pairs:
 
 
 def _as_list(value: object, name: str) -> list[object]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):  # a dict's keys: not texts
         raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
     return list(value)
+
+
+def check_flag(value: object, name: str) -> bool:
+    """``value`` where it is True or False, else a ``TypeError`` naming ``name`` (1 or "no" would read as a flag)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return value
 
 
 def check_texts(texts: object, name: str) -> list[str]:
@@ -134,6 +141,9 @@ def check_options(
     cache_dir: object = None,
 ) -> None:
     """The scorer's settings, checked together before any model is loaded."""
+    for name, value, kinds in (("model_type", model_type, (str, os.PathLike)), ("lang", lang, str)):
+        if value is not None and not isinstance(value, kinds):  # an int went deep into transformers' loading
+            raise TypeError(f"{name} must be a string, got {_describe(value)}")
     if model_type is None and lang is None:
         raise ValueError(
             "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "

@@ -23,12 +23,27 @@ NO_MODEL = "/nonexistent/model"
         (["a", "b"], [["a"], "b"], TypeError, "refs[1] is a string but refs[0] is a list"),
         ("a", ["a"], TypeError, "cands must be a list of strings, got str"),
         (["a"], None, TypeError, "refs must be a list of strings, got NoneType"),
+        ({"a": 1}, ["x"], TypeError, "cands must be a list of strings, got dict"),  # not its keys
     ],
 )
 def test_bad_pairs(cands, refs, error, message):
     with pytest.raises(error) as info:
         fb.score(cands, refs, model_type=NO_MODEL)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"model_type": 3}, "model_type must be a string, got a int (3)"),  # not a traceback from transformers
+        ({"model_type": MINILM, "lang": 5}, "lang must be a string, got a int (5)"),
+        ({"model_type": NO_MODEL, "return_hash": "no"}, "return_hash must be True or False, got str 'no'"),
+    ],
+)
+def test_options_of_the_wrong_type_are_named_before_any_work(options, message):
+    with pytest.raises(TypeError) as info:
+        fb.score(["a"], ["b"], **options)
+    assert str(info.value) == message
 
 
 def test_unknown_lang():
