@@ -108,6 +108,8 @@ def pairs_from_rows(
     """
     if not rows:
         raise ValueError("the file has no rows")
+    if not ref_columns:
+        raise ValueError("no reference column named: name the column (or columns) that holds the references")
     columns = list(rows[0])
     for name in [cand_column, *ref_columns]:
         if name not in columns:

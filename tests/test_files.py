@@ -64,6 +64,11 @@ def test_csv_fields_may_hold_line_breaks_and_unicode_separators(tmp_path):
     assert pairs_from_rows(rows, "candidate", ["reference"]) == (["two\nlines", "plain"], ["one\u2028line", "text"])
 
 
+def test_rows_without_a_reference_column_named_are_refused():
+    with pytest.raises(ValueError, match="no reference column named"):
+        pairs_from_rows([{"candidate": "a", "reference": "b"}], "candidate", [])
+
+
 def test_json_lines_hold_any_value_and_unicode_line_separators(tmp_path):
     path = tmp_path / "samples.jsonl"
     path.write_text('["a\u2028b", "c"]\n\n{"k": 1}\n', encoding="utf-8")

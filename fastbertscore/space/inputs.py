@@ -97,9 +97,13 @@ def check_lang(lang: object) -> str | None:
 
 
 def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[str]:
-    """The Batch tab's comma-separated reference-column box, refused when it lists more than ``max_references``
-    columns (before any file is read)."""
+    """The Batch tab's comma-separated reference-column box, refused when it lists no column or more than
+    ``max_references`` (before any file is read)."""
     names = [c.strip() for c in (box or "").split(",") if c.strip()]
+    if not names:
+        raise ValueError(
+            "Reference column(s) is empty: name the column that holds the references (several: comma-separated)"
+        )
     if len(names) > max_references:
         raise ValueError(
             f"Reference column(s) lists {len(names):,} columns; the Space takes at most {max_references} references "

@@ -88,6 +88,12 @@ def test_batch_pairs_refuses_with_a_message(rows, message):
         batch_pairs(rows, "candidate", "reference", max_rows=2, max_chars=5)
 
 
+@pytest.mark.parametrize("box", ["", " ", " , "])
+def test_an_empty_reference_box_is_refused_naming_the_box(box):
+    with pytest.raises(ValueError, match=r"^Reference column\(s\) is empty: name the column"):
+        batch_pairs([{"candidate": "a", "reference": "b"}], "candidate", box)
+
+
 def test_cut_note_names_the_texts_past_the_window():
     import fastbertscore as fb
     from fastbertscore.space import cut_note
