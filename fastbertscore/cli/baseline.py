@@ -10,6 +10,7 @@ from pathlib import Path
 from fastbertscore.baselines.build import build
 from fastbertscore.baselines.publish import import_bert_score, push
 from fastbertscore.baselines.table import BaselineError
+from fastbertscore.cli.common import Parser
 
 
 def _positive(text: str) -> int:
@@ -24,7 +25,7 @@ def _positive(text: str) -> int:
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bertscore-baseline", description="Import the published baselines, build new ones, push them to the Hub."
     )
     sub = parser.add_subparsers(dest="command", required=True)

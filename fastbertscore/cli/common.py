@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import read_json_lines, read_lines, split_lines
@@ -30,6 +30,14 @@ _LOOKS_LIKE_PATH = re.compile(r"^\S*([/\\]\S+|\.[A-Za-z0-9]{1,6})$")
 
 class InputError(ValueError):
     """Bad command-line input; reported in one line with exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """Every command's parser: argparse's, with its own errors (an unknown flag, a missing value, a bad choice) in
+    one line on stderr, exit 2, as every other error of the command line (argparse prints its usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {in_flags(message)} ({self.prog} --help lists the flags)\n")
 
 
 def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:
@@ -182,19 +190,22 @@ def settings_from(args: argparse.Namespace, prog: str) -> Settings:
 
 @lru_cache(maxsize=1)
 def _keywords() -> tuple[dict[str, str], re.Pattern[str]]:
-    """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it."""
+    """Each setting's Python keyword → its long flag, and a pattern of ``keyword=`` with what may follow it, or of a
+    keyword that a check names (``batch_size must be ...``)."""
     flags = {
         f.name: next(x for x in f.metadata["flags"] if x.startswith("--"))
         for f in fields(Settings)
         if f.metadata["flags"]
     }
     names = "|".join(sorted(flags, key=len, reverse=True))
-    return flags, re.compile(rf"(?<![\w-])({names})=('[^']*'|\"[^\"]*\"|True\b|False\b|None\b|-?[\d.]*\d)?")
+    value = r"'[^']*'|\"[^\"]*\"|True\b|False\b|None\b|-?[\d.]*\d"
+    return flags, re.compile(rf"(?<![\w-])({names})(?:=({value})?|(?= must be\b))")
 
 
 def in_flags(message: str) -> str:
     """A library message in the command line's words: ``long_inputs='window'`` → ``--long_inputs window``,
-    ``lang=`` → ``--lang``, ``rescale_with_baseline=True`` → ``--rescale_with_baseline``. The library speaks
+    ``lang=`` → ``--lang``, ``rescale_with_baseline=True`` → ``--rescale_with_baseline``, ``batch_size must be`` →
+    ``--batch_size must be``. The library speaks
     Python to Python callers; every CLI error and log line passes through here, the one place that translates."""
     flags, pattern = _keywords()
 

@@ -7,11 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import InputError, add_common, file_lines, guarded, settings_from
+from fastbertscore.cli.common import InputError, Parser, add_common, file_lines, guarded, settings_from
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bertscore compare",
         description="Compare systems on the same references: BERTScore with 95% CIs and paired significance tests.",
     )

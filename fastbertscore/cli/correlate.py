@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastbertscore.cli.common import add_arguments, check_outputs, from_arguments, guarded
+from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments, guarded
 from fastbertscore.files import write_atomic
 from fastbertscore.models.defaults import DEFAULT_MODEL
 
@@ -22,7 +22,7 @@ HELP = {
 
 
 def _parse(command: str, argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=f"bertscore {command}", description=HELP[command])
+    p = Parser(prog=f"bertscore {command}", description=HELP[command])
     p.add_argument("--data", type=Path, required=True, help="CSV or TSV with candidate, reference and human columns")
     p.add_argument("-m", "--model", default=DEFAULT_MODEL)
     p.add_argument("--cand-column", default="candidate")

@@ -8,12 +8,12 @@ import math
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import add_common, check_outputs, guarded, json_lines, settings_from
+from fastbertscore.cli.common import Parser, add_common, check_outputs, guarded, json_lines, settings_from
 from fastbertscore.files import write_atomic
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bertscore mbr", description="Minimum-Bayes-risk selection with BERTScore.")
+    parser = Parser(prog="bertscore mbr", description="Minimum-Bayes-risk selection with BERTScore.")
     parser.add_argument("samples", type=Path, help="JSON lines: one list of sample texts per input")
     parser.add_argument("-o", "--out", required=True, type=Path, help="JSON lines: index, chosen text, utilities")
     parser.add_argument("--references", type=Path, help="JSON lines of pseudo-references, one list per input")

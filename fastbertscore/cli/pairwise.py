@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fastbertscore.cli.common import (
     InputError,
+    Parser,
     TypedFlag,
     add_common,
     check_outputs,
@@ -22,7 +23,7 @@ from fastbertscore.files import write_atomic
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
+    parser = Parser(prog="bertscore pairwise", description="All-vs-all BERTScore matrix.")
     parser.add_argument(
         "-a", required=True, type=Path, metavar="CANDS", help="candidate texts, one per line (the matrix's rows)"
     )

@@ -3,19 +3,16 @@ actor (:func:`~fastbertscore.scale.raydata.score_with_ray`; ``pip install 'fastb
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from fastbertscore.cli.common import add_arguments, check_outputs, from_arguments
+from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments
 from fastbertscore.files import pairs_from_rows, read_rows, write_scores
 from fastbertscore.scale.raydata import score_with_ray
 from fastbertscore.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m fastbertscore.cli.raydata", description="Score a file of pairs on Ray."
-    )
+    parser = Parser(prog="python -m fastbertscore.cli.raydata", description="Score a file of pairs on Ray.")
     parser.add_argument("pairs", help="a .csv, .tsv or .jsonl file of pairs")
     parser.add_argument("--candidate-column", default="candidate")
     parser.add_argument("--reference-column", nargs="+", default=["reference"])

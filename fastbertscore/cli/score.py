@@ -11,6 +11,7 @@ import sys
 
 from fastbertscore.cli.common import (
     InputError,
+    Parser,
     add_common,
     guarded,
     read_texts,
@@ -22,7 +23,7 @@ COMMANDS_HELP = """other commands: bertscore pairwise | mbr | compare | correlat
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bertscore", description="Calculate BERTScore.", epilog=COMMANDS_HELP)
+    parser = Parser(prog="bertscore", description="Calculate BERTScore.", epilog=COMMANDS_HELP)
     parser.add_argument("-c", "--cand", required=True, help="candidate file (one per line), '-' for stdin, or a string")
     parser.add_argument(
         "-r", "--ref", nargs="+", required=True, help="reference file(s) (several: multi-reference), '-', or string(s)"

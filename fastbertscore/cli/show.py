@@ -7,14 +7,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import InputError, TypedFlag, add_common, check_outputs, flag_of, guarded, settings_from
+from fastbertscore.cli.common import (
+    InputError,
+    Parser,
+    TypedFlag,
+    add_common,
+    check_outputs,
+    flag_of,
+    guarded,
+    settings_from,
+)
 from fastbertscore.files import write_figure
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bertscore-show", description="Draw the token similarity heatmap of one pair."
-    )
+    parser = Parser(prog="bertscore-show", description="Draw the token similarity heatmap of one pair.")
     parser.add_argument("-c", "--cand", required=True, help="candidate text")
     parser.add_argument("-r", "--ref", required=True, help="reference text")
     parser.add_argument(

@@ -6,20 +6,19 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 
-from fastbertscore.cli.common import add_arguments, check_outputs, from_arguments
+from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments
 from fastbertscore.files import read_lines, write_scores
 from fastbertscore.scale.distributed import score_distributed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="torchrun -m fastbertscore.cli.torchrun", description="Score files of pairs with torch.distributed."
     )
     parser.add_argument("-c", "--cand", required=True, help="candidate file, one per line")

@@ -370,3 +370,30 @@ def test_python_m_fastbertscore_help_and_texts_after_two_dashes(capsys):
     assert "usage: python -m fastbertscore" in capsys.readouterr().out
     assert main(["--", "-a dash first", "a dash first"]) == 0
     assert "candidate: -a dash first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-c", "a", "-r", "b", "--bogus"], "bertscore: error: unrecognized arguments: --bogus"),
+        (["-c", "a"], "bertscore: error: the following arguments are required: -r/--ref"),
+        (["-c", "a", "-r", "b", "--long_inputs", "nope"], "bertscore: error: argument --long_inputs: invalid choice"),
+        (["pairwise", "-a", "x.txt"], "bertscore pairwise: error: the following arguments are required: -o/--out"),
+    ],
+)
+def test_usage_errors_are_one_line_too(argv, message, capsys):
+    from fastbertscore.cli.main import main
+
+    with pytest.raises(SystemExit) as done:  # argparse's own errors printed its whole usage first
+        main(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(message) and err[0].endswith("--help lists the flags)"), err
+
+
+@pytest.mark.parametrize(("flag", "name"), [("-b", "--batch_size"), ("--memory_mb", "--memory_mb")])
+def test_a_checked_value_is_named_by_its_flag(flag, name, capsys):
+    from fastbertscore.cli.main import main
+
+    assert main(["-c", "a", "-r", "b", "-m", fb.DEFAULT_MODEL, flag, "0"]) == 2
+    assert capsys.readouterr().err.strip() == f"bertscore: error: {name} must be a positive integer, got 0"
