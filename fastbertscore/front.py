@@ -178,7 +178,7 @@ def resolve(
         options = dict(options)
         sents = options.pop("idf_sents")
         if sents is not None:
-            idf_texts = check_idf_sents(sents, isinstance(options.get("idf"), Mapping))
+            idf_texts = check_idf_sents(sents, options.get("idf", False))
     settings = scorer.settings if scorer is not None else checked(caller, options)
     if one_layer is not None and settings.all_layers:
         raise ValueError(f"{caller} needs one layer: {one_layer}; drop all_layers=True")

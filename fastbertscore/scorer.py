@@ -84,7 +84,7 @@ class BERTScorer(ScorerAttributes):
                 **options,
             ),
         )
-        sents = None if idf_sents is None else check_idf_sents(idf_sents, isinstance(settings.idf, Mapping))
+        sents = None if idf_sents is None else check_idf_sents(idf_sents, settings.idf)
         embedder = assembly.build_embedder(settings)
         counted = None if sents is None else IdfWeights.counted(embedder.tokenizer, sents, embedder.token_limit)
         self._set_up(settings, embedder, counted)

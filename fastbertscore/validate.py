@@ -6,6 +6,7 @@ costs a model load.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from bisect import bisect_right
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES
+
+logger = logging.getLogger(__name__)
 
 #: Texts as the caller gives them: a list (any sequence) of strings.
 Texts = Sequence[str]
@@ -190,16 +193,19 @@ def _describe(item: object) -> str:
     return "None" if item is None else f"a {type(item).__name__} ({item!r:.40})"
 
 
-def check_idf_sents(sents: object, beside_mapping: bool = False) -> list[str]:
-    """``idf_sents``: a non-empty list of strings, and not beside an idf mapping (``beside_mapping``)."""
-    if beside_mapping:
-        raise ValueError(
+def check_idf_sents(sents: object, idf: object = True) -> list[str]:
+    """``idf_sents``: a non-empty list of strings, beside ``idf=True`` (a warning beside ``idf=False``, where they
+    weigh nothing; an error beside an idf mapping)."""
+    if isinstance(idf, Mapping):
+        raise ValueError(  # noqa: TRY004 - two options in conflict, not a value of the wrong type
             "idf={token_id: weight} and idf_sents= both say where idf weights come from; give one: the mapping, or "
             "idf=True with idf_sents= to count them over those sentences"
         )
     texts = check_texts(sents, "idf_sents")
     if not texts:
         raise ValueError("idf_sents is empty: give the reference sentences to count document frequencies over")
+    if idf is not True:
+        logger.warning("idf_sents= is given without idf=True, so it weighs nothing: pass idf=True to count idf over it")
     return texts
 
 

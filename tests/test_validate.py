@@ -117,3 +117,16 @@ def test_window_stride_is_refused_where_it_would_be_ignored_or_clamped():
     ):
         fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=10000)
     fb.BERTScorer(model_type=MINILM, long_inputs="window", window_stride=509)  # the largest that overlaps
+
+
+def test_idf_sents_without_idf_warns_that_they_weigh_nothing(caplog):
+    for call in (
+        lambda: fb.score(["a"], ["b"], model_type=MINILM, idf_sents=["x y"]),
+        lambda: fb.BERTScorer(model_type=MINILM, idf_sents=["x y"]),
+    ):
+        caplog.clear()
+        call()
+        assert "idf_sents= is given without idf=True, so it weighs nothing" in caplog.text
+    caplog.clear()
+    fb.score(["a"], ["b"], model_type=MINILM, idf=True, idf_sents=["x y"])
+    assert "idf_sents" not in caplog.text
