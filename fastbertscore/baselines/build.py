@@ -20,8 +20,9 @@ from tqdm.auto import tqdm
 
 from fastbertscore._version import __version__
 from fastbertscore.baselines import manifest
-from fastbertscore.baselines.lookup import baseline_model_name, baseline_relpath, relpath_of_id
+from fastbertscore.baselines.lookup import baseline_relpath, relpath_of_id
 from fastbertscore.files import read_lines, sha256_of, write_atomic
+from fastbertscore.models.loading import model_id
 from fastbertscore.outputs import refuse_overwriting_inputs
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.validate import check_positive_int
@@ -87,7 +88,7 @@ def build(
     sentences = read_corpus(corpus)
     if name is None:
         relpath = baseline_relpath(lang, model)  # refuses a local folder: it names no Hub id to file it under
-        name = baseline_model_name(model)
+        name = model_id(model)
     else:
         relpath = relpath_of_id(lang, name)
     settings = BuildSettings(name, lang, Path(corpus).name, sha256_of(corpus), len(sentences), pairs, seed, block)

@@ -15,8 +15,7 @@ from pathlib import Path
 from fastbertscore import hub
 from fastbertscore.baselines.table import BaselineError
 from fastbertscore.files import git_blob_id, sha256_of
-from fastbertscore.models.defaults import DEFAULT_MODEL
-from fastbertscore.models.loading import resolve_model_source
+from fastbertscore.models.loading import model_id
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 def baseline_relpath(lang: str, model_type: str) -> str:
     """``<lang>/<model_id>.tsv`` of a model to score with; refuses a local folder, whatever its name (a fine-tuned
     model saved at ``./roberta-large`` is not roberta-large), and names that could leave the baseline folder."""
-    name = baseline_model_name(model_type)
+    name = model_id(model_type)
     folder = local_folder(model_type) if name == model_type else None
     if hub.looks_like_path(name) or folder is not None:
         named = f" (the local folder {folder})" if folder is not None and not hub.looks_like_path(name) else ""
@@ -61,15 +60,6 @@ def relpath_of_id(lang: str, model_id: str) -> str:
     return "/".join([lang.lower(), *model_id.split("/")]) + ".tsv"
 
 
-def baseline_model_name(model_type: str) -> str:
-    """The Hub id a baseline is filed under; the embedded default model's folder maps back to its id."""
-    if os.path.isdir(model_type) and os.path.realpath(model_type) == os.path.realpath(
-        resolve_model_source(DEFAULT_MODEL)
-    ):
-        return DEFAULT_MODEL
-    return model_type
-
-
 def local_folder(model_type: str) -> str | None:
     """The resolved path of the local folder ``model_type`` names (models load from there first, whatever the
     name), or None for a Hub id."""
@@ -81,7 +71,7 @@ def signature_model(model_type: str) -> str:
     (``roberta-large`` where ``./roberta-large`` exists), which is named by its resolved path, so that a model
     saved there never shares the Hub model's hash. The embedded default model's folder keeps its name."""
     folder = local_folder(model_type)
-    if folder is None or hub.looks_like_path(model_type) or baseline_model_name(model_type) != model_type:
+    if folder is None or hub.looks_like_path(model_type) or model_id(model_type) != model_type:
         return model_type
     return folder
 
@@ -115,7 +105,7 @@ def find_baseline(
     found, where = _from_hub(repo_id, revision, relpath, tried)
     if found is not None:
         return found, where
-    model = baseline_model_name(model_type)
+    model = model_id(model_type)
     raise BaselineError(
         f"no rescaling baseline for model {model!r} and lang={lang!r}. Tried: " + "; ".join(tried) + ". "
         f"Build one with: bertscore-baseline build --model {model} --lang {lang} --corpus SENTENCES.txt "

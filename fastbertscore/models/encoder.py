@@ -19,7 +19,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from fastbertscore.models.defaults import default_layer
-from fastbertscore.models.loading import load_pretrained, load_weights, resolve_model_source
+from fastbertscore.models.loading import load_pretrained, load_weights, model_id, resolve_model_source
 from fastbertscore.validate import check_num_layers
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def chosen_layer(model_type: str, depth: int, num_layers: int | None, use_regist
     """The layer to cut ``model_type`` at (``num_layers``, else its default) and whether the user's layer registry
     chose it."""
     if num_layers is None:
-        return default_layer(model_type, depth, use_registry)
+        return default_layer(model_id(model_type), depth, use_registry)
     return num_layers, False
 
 

@@ -48,6 +48,16 @@ def resolve_model_source(model_type: str) -> str:
     return model_type
 
 
+def model_id(model_type: str) -> str:
+    """The id a model is known by in the model table and the baseline repo: the embedded default model's folder maps
+    back to its Hub id (its tuned layer, its baselines, its name in the hash); anything else is itself."""
+    if os.path.isdir(model_type) and os.path.realpath(model_type) == os.path.realpath(
+        resolve_model_source(DEFAULT_MODEL)
+    ):
+        return DEFAULT_MODEL
+    return model_type
+
+
 def model_identity(model_type: str) -> tuple[str, str | None]:
     """What a loaded model is kept under: where it loads from (a folder by its real path, so every name of it is
     one model; the embedded default by its folder) and its revision (a folder's files by name, size and time, so a

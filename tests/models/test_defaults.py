@@ -53,3 +53,16 @@ def test_model_missing_from_the_table_gets_a_depth_proportional_layer(tiny_model
     assert any(f"using layer {layer} of 4" in r.getMessage() for r in caplog.records)
     explicit = fb.score(mt_pairs[0][:3], mt_pairs[1][:3], model_type=path, num_layers=layer)
     assert torch.equal(F, explicit[2])
+
+
+def test_the_embedded_models_folder_is_known_by_its_id(caplog):
+    """The embedded default model's folder takes the id's tuned layer, as it takes the id's baselines (it gave the
+    fallback layer, 5 of 6, with a warning)."""
+    from fastbertscore.models.loading import model_id, resolve_model_source
+
+    folder = resolve_model_source(fb.DEFAULT_MODEL)
+    assert model_id(folder) == fb.DEFAULT_MODEL and model_id("roberta-large") == "roberta-large"
+    with caplog.at_level(logging.WARNING):
+        scorer = fb.BERTScorer(model_type=folder)
+    assert scorer.num_layers == fb.BERTScorer(model_type=fb.DEFAULT_MODEL).num_layers == 3
+    assert "no tuned layer" not in caplog.text
