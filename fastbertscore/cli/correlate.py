@@ -106,9 +106,10 @@ def _run(args: argparse.Namespace) -> int:
 def _system_level(args: argparse.Namespace, scorer: BERTScorer, data: Judgments) -> int:
     from fastbertscore import metaeval
     from fastbertscore.models.defaults import default_layer
+    from fastbertscore.models.loading import model_id
 
     every = metaeval.bertscore_all_layers(scorer, data)
-    tuned, _ = default_layer(args.model, every.shape[0] - 1)
+    tuned, _ = default_layer(model_id(args.model), every.shape[0] - 1)
     scores = {
         f"BERTScore F L{layer}{' (default)' if layer == tuned else ''}": every[layer, :, 2]
         for layer in range(every.shape[0])
