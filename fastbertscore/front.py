@@ -174,12 +174,13 @@ def resolve(
     if scorer is not None and options:
         given = ["settings"] if isinstance(options, Settings) else list(options)
         raise TypeError(f"{caller} takes either scorer= or settings options, not both (got {', '.join(given)})")
+    sents = None
     if isinstance(options, Mapping) and "idf_sents" in options:  # a call option: the texts idf is counted over
         options = dict(options)
         sents = options.pop("idf_sents")
-        if sents is not None:
-            idf_texts = check_idf_sents(sents, options.get("idf", False))
     settings = scorer.settings if scorer is not None else checked(caller, options)
+    if sents is not None:  # checked beside the settings' idf, once the settings are
+        idf_texts = check_idf_sents(sents, settings.idf)
     if one_layer is not None and settings.all_layers:
         raise ValueError(f"{caller} needs one layer: {one_layer}; drop all_layers=True")
     if scorer is None:

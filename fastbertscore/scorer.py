@@ -40,9 +40,8 @@ class BERTScorer(ScorerAttributes):
     """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
 
     The positional arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}``
-    mapping, and ``options`` takes any other field of :class:`~fastbertscore.Settings` (``dtype``,
-    ``long_inputs``, ``cache_dir``, ...). ``nthreads`` is accepted for compatibility; tokenization is already
-    parallel in the Rust tokenizer.
+    mapping, and ``options`` takes any other field of :class:`~fastbertscore.Settings` (``dtype``, ``cache_dir``, ...).
+    ``nthreads`` is accepted for compatibility: tokenizing is already parallel in the Rust tokenizer.
 
     Example:
         >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")
@@ -135,9 +134,8 @@ class BERTScorer(ScorerAttributes):
         return self._baseline
 
     def compute_idf(self, sents: Texts) -> None:
-        """Count idf over ``sents`` (the references) and weigh tokens by it from now on: ``bert_score``'s method, kept
-        for drop-in use on a scorer of your own. A scorer others share (``compute``, the Space) is never changed:
-        build another with :meth:`with_idf` or ``idf_sents=``."""
+        """Count idf over ``sents`` (the references) and weigh tokens by it from now on (``bert_score``'s method). A
+        shared scorer (``compute``'s, the Space's) is never changed: make another with :meth:`with_idf`."""
         if self._idf is not None:
             logger.warning("Overwriting the previous importance weights.")
         self._idf = IdfWeights.counted(self.tokenizer, sents, self.token_limit)

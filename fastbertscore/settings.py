@@ -16,7 +16,8 @@ from typing import Any, Literal, TypeVar, cast
 
 from fastbertscore.hardware import DTYPE_CHOICES, check_device, resolve_dtype
 from fastbertscore.models.defaults import model_for_lang
-from fastbertscore.pipeline.weights import check_idf_mapping, mapping_key
+from fastbertscore.pipeline.weights import check_idf_mapping
+from fastbertscore.signature import mapping_key
 from fastbertscore.validate import (
     LONG_INPUTS,
     LongInputs,

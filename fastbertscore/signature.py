@@ -15,12 +15,21 @@ from functools import cached_property
 from typing import Literal
 
 from fastbertscore.hashing import get_hash
-from fastbertscore.pipeline.weights import mapping_key
 
 
 def digest(data: bytes) -> str:
     """Eight hex digits of sha256: enough to tell two tables or mappings apart in a hash code."""
     return hashlib.sha256(data).hexdigest()[:8]
+
+
+def mapping_key(weights: Mapping[int, float]) -> tuple[float | None, tuple[tuple[int, float], ...]]:
+    """What decides the numbers of a user's idf mapping: its default weight (a ``defaultdict``'s; ``None`` for a
+    plain mapping) and its weights by token id, sorted. Mappings with equal keys weigh every token alike; a
+    ``defaultdict`` and a plain mapping of the same items do not (the plain one has no weight for other tokens).
+    For a mapping the settings have checked (``check_idf_mapping``): no second check, as a key is made per call."""
+    factory = getattr(weights, "default_factory", None)
+    default = None if factory is None else float(factory())
+    return default, tuple(sorted((int(k), float(v)) for k, v in weights.items()))
 
 
 def mapping_digest(weights: Mapping[int, float]) -> str:

@@ -45,7 +45,7 @@ class Pairs:
         return f"{side}[{owner}]"
 
 
-def _as_list(value: object, name: str) -> list[object]:
+def check_list(value: object, name: str) -> list[object]:  # any iterable but a string or a mapping, as a list
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):  # a dict's keys: not texts
         raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
     return list(value)
@@ -60,7 +60,7 @@ def check_flag(value: object, name: str) -> bool:
 
 def check_texts(texts: object, name: str) -> list[str]:
     """Return ``texts`` as a list of str, or raise naming the first bad item."""
-    items = _as_list(texts, name)
+    items = check_list(texts, name)
     for i, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(f"{name}[{i}] is {_describe(item)}; expected a string")
@@ -80,7 +80,7 @@ def check_pairs(cands: object, refs: object, names: tuple[str, str] = ("cands", 
     """
     c_name, r_name = names
     cand_list = check_texts(cands, c_name)
-    ref_list = _as_list(refs, r_name)
+    ref_list = check_list(refs, r_name)
     if not cand_list:
         raise ValueError(f"{c_name} is empty: give at least one candidate")
     if len(cand_list) != len(ref_list):
@@ -144,9 +144,9 @@ def check_options(
     cache_dir: object = None,
 ) -> None:
     """The scorer's settings, checked together before any model is loaded."""
-    for name, value, kinds in (("model_type", model_type, (str, os.PathLike)), ("lang", lang, str)):
-        if value is not None and not isinstance(value, kinds):  # an int went deep into transformers' loading
-            raise TypeError(f"{name} must be a string, got {_describe(value)}")
+    for name, value, hint in (("model_type", model_type, " (a folder too: str(path))"), ("lang", lang, "")):
+        if value is not None and not isinstance(value, str):  # an int went deep into transformers' loading
+            raise TypeError(f"{name} must be a string{hint}, got {_describe(value)}")
     if model_type is None and lang is None:
         raise ValueError(
             "give model_type= or lang=; for example model_type='sentence-transformers/all-MiniLM-L6-v2' "

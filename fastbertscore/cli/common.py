@@ -37,7 +37,7 @@ class Parser(argparse.ArgumentParser):
     one line on stderr, exit 2, as every other error of the command line (argparse prints its usage first)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {in_flags(message)} ({self.prog} --help lists the flags)\n")
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the flags)\n")  # already in flags
 
 
 def add_arguments(parser: argparse.ArgumentParser, exclude: tuple[str, ...] = (), taken: tuple[str, ...] = ()) -> None:

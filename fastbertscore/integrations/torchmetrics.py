@@ -21,7 +21,7 @@ from torchmetrics.utilities.data import dim_zero_cat
 
 from fastbertscore.front import checked, run
 from fastbertscore.settings import Settings
-from fastbertscore.validate import check_pairs
+from fastbertscore.validate import check_flag, check_list, check_pairs, check_texts
 
 #: What :func:`_split` cuts: the joined bytes of texts, or a list of texts.
 Pieces = TypeVar("Pieces", bytes, list[str])
@@ -111,29 +111,26 @@ class BERTScore(Metric):
                 **options,
             },
         )
-        self.verbose, self.return_hash = verbose, return_hash
+        self.verbose, self.return_hash = verbose, check_flag(return_hash, "return_hash")
         for name in _STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(self, preds: str | Sequence[str], target: str | Sequence[str] | Sequence[Sequence[str]]) -> None:
         """Keep a batch: a prediction (or a list) and its reference, or a list of references per prediction."""
-        preds = [preds] if isinstance(preds, str) else list(preds)
-        target = [target] if isinstance(target, str) else list(target)
-        if len(preds) != len(target):
+        texts = [preds] if isinstance(preds, str) else check_texts(preds, "preds")
+        targets = [target] if isinstance(target, str) else check_list(target, "target")
+        if len(texts) != len(targets):
             raise ValueError(
-                f"update() got {len(preds)} predictions but {len(target)} targets: give one target "
+                f"update() got {len(texts)} predictions but {len(targets)} targets: give one target "
                 "(or one list of targets) per prediction"
             )
-        for i, p in enumerate(preds):
-            if not isinstance(p, str):
-                raise TypeError(f"preds[{i}] is {type(p).__name__}; expected a string")
         groups = []
-        for i, t in enumerate(target):
+        for i, t in enumerate(targets):
             group = [t] if isinstance(t, str) else list(t) if isinstance(t, (list, tuple)) else None
             if group is None or not group or not all(isinstance(x, str) for x in group):
                 raise TypeError(f"target[{i}] must be a string or a non-empty list of strings")
             groups.append(group)
-        self._keep("pred", preds)
+        self._keep("pred", texts)
         self._keep("ref", [r for group in groups for r in group])
         self.ref_counts.append(torch.tensor([len(g) for g in groups], dtype=torch.long, device=self.device))
 

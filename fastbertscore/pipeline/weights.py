@@ -93,14 +93,6 @@ def check_idf_mapping(weights: Mapping[int, float]) -> tuple[float | None, dict[
     return default, values
 
 
-def mapping_key(weights: Mapping[int, float]) -> tuple[float | None, tuple[tuple[int, float], ...]]:
-    """What decides the numbers of a user's idf mapping: its default weight (a ``defaultdict``'s; ``None`` for a
-    plain mapping) and its weights by token id, sorted. Mappings with equal keys weigh every token alike; a
-    ``defaultdict`` and a plain mapping of the same items do not (the plain one has no weight for other tokens)."""
-    default, values = check_idf_mapping(weights)
-    return default, tuple(sorted(values.items()))
-
-
 def check_idf_weight(weight: object, what: str) -> float:
     """One idf weight as a float: a finite, non-negative number, finite in float32 too (what scoring uses)."""
     if isinstance(weight, (str, bytes, bool)):

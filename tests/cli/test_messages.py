@@ -378,6 +378,10 @@ def test_python_m_fastbertscore_help_and_texts_after_two_dashes(capsys):
         (["-c", "a", "-r", "b", "--bogus"], "bertscore: error: unrecognized arguments: --bogus"),
         (["-c", "a"], "bertscore: error: the following arguments are required: -r/--ref"),
         (["-c", "a", "-r", "b", "--long_inputs", "nope"], "bertscore: error: argument --long_inputs: invalid choice"),
+        (  # what the user typed is quoted as typed, never translated into flags
+            ["-c", "a", "-r", "b", "--long_inputs", "long_inputs=window"],
+            "bertscore: error: argument --long_inputs: invalid choice: 'long_inputs=window'",
+        ),
         (["pairwise", "-a", "x.txt"], "bertscore pairwise: error: the following arguments are required: -o/--out"),
     ],
 )

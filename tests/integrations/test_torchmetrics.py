@@ -90,8 +90,12 @@ def test_bad_updates_name_the_item():
     metric = BERTScore(model_name_or_path=MINILM)
     with pytest.raises(ValueError, match="2 predictions but 1 targets"):
         metric.update(["a", "b"], ["c"])
-    with pytest.raises(TypeError, match=r"preds\[1\] is NoneType"):
+    with pytest.raises(TypeError, match=r"preds\[1\] is None; expected a string"):
         metric.update(["a", None], ["c", "d"])
+    with pytest.raises(TypeError, match="preds must be a list of strings, got dict"):  # not its keys
+        metric.update({"a cat": 1}, {"a cat": 2})
+    with pytest.raises(TypeError, match="return_hash must be True or False, got str 'no'"):
+        BERTScore(model_name_or_path=MINILM, return_hash="no")
     with pytest.raises(TypeError, match=r"target\[0\] must be a string or a non-empty list"):
         metric.update(["a"], [[]])
 
