@@ -13,6 +13,7 @@ results are put back in input order.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,7 +88,7 @@ def score_ray_dataset(
     *,
     candidate_column: str = "candidate",
     reference_column: str = "reference",
-    idf: bool = False,
+    idf: bool | Mapping[int, float] = False,
     batch_size: int = 256,
     concurrency: int | None = None,
     num_gpus: float | None = None,
@@ -97,7 +98,7 @@ def score_ray_dataset(
     """A lazy ``ray.data.Dataset``: ``ds`` with ``precision``, ``recall`` and ``f1`` columns added.
 
     Keep an id column in ``ds`` if you need the input order back. With ``idf=True`` the reference column is
-    read once on the driver to count document frequencies. ``num_gpus`` defaults to 1 per actor when the
+    read once on the driver to count document frequencies; an idf mapping goes to every actor as it is. ``num_gpus`` defaults to 1 per actor when the
     cluster has GPUs (else CPU actors); ``concurrency`` (actors) to the number of GPUs, or 1.
     """
     import ray
@@ -108,9 +109,11 @@ def score_ray_dataset(
         num_gpus = 1 if gpus else 0
     if concurrency is None:
         concurrency = max(1, gpus) if num_gpus else 1
-    checked("score_ray_dataset()", scorer_kwargs)  # bad settings fail here, before any actor starts
+    checked("score_ray_dataset()", {**scorer_kwargs, "idf": idf})  # bad settings fail here, before any actor starts
     constructor = {"candidate_column": candidate_column, "reference_column": reference_column, **scorer_kwargs}
-    if idf:
+    if isinstance(idf, Mapping):  # the user's weights: every actor's scorer takes them (it was counted idf)
+        constructor["idf"] = idf
+    elif idf:
         refs = [
             r if isinstance(r, str) else list(r)
             for batch in ds.select_columns([reference_column]).iter_batches(batch_format="numpy")
@@ -134,7 +137,7 @@ def score_with_ray(
     cands: Texts,
     refs: Refs,
     *,
-    idf: bool = False,
+    idf: bool | Mapping[int, float] = False,
     batch_size: int = 256,
     concurrency: int | None = None,
     num_gpus: float | None = None,

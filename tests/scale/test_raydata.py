@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
@@ -68,6 +69,15 @@ def test_a_dataset_keeps_its_columns_and_gets_idf_over_every_reference(cluster, 
     expected = fb.score(cands, refs, idf=True, model_type=MINILM, num_layers=4)
     got = [torch.tensor([row[name] for row in by_id]) for name in ("precision", "recall", "f1")]
     assert_scores_close(got, expected)
+
+
+def test_an_idf_mapping_reaches_every_actor_as_it_is(cluster, mt_pairs):
+    # It was taken for idf=True: counted over the references, the mapping dropped, and the hash said so.
+    cands, refs = mt_pairs[0][:4], mt_pairs[1][:4]
+    mapping = collections.defaultdict(lambda: 2.0, {101: 0.0, 102: 0.0, 1996: 0.5})
+    got = score_with_ray(cands, refs, idf=mapping, batch_size=2, concurrency=1, num_cpus=1, model_type=MINILM)
+    assert_scores_close(got, fb.score(cands, refs, idf=mapping, model_type=MINILM))
+    assert not torch.allclose(got[2], fb.score(cands, refs, idf=True, model_type=MINILM)[2])  # not counted idf
 
 
 def test_the_drivers_counts_give_one_process_idf_over_one_or_several_references(mt_pairs):
