@@ -211,12 +211,10 @@ def check_idf_sents(sents: object, idf: object = True) -> list[str]:
 
 def check_groups(groups: object, name: str) -> list[list[str]]:
     """A list of non-empty lists of strings (one group per input), checked; errors name the group."""
-    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+    if isinstance(groups, (str, bytes, Mapping)) or not isinstance(groups, Iterable):  # as check_list, in its words
         raise TypeError(f"{name} must be a list of lists of strings (one list per input), got {type(groups).__name__}")
     out = []
     for g, group in enumerate(groups):
-        if isinstance(group, (str, bytes)) or not isinstance(group, Sequence):
-            raise TypeError(f"{name}[{g}] must be a list of strings, got {type(group).__name__}")
         out.append(check_texts(group, f"{name}[{g}]"))
         if not out[-1]:
             raise ValueError(f"{name}[{g}] is an empty list; every group needs at least one text")

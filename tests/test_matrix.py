@@ -129,6 +129,7 @@ def test_mbr_picks_the_sample_with_the_best_mean_utility(mt_pairs):
         ([["a", "b"], ["c", None]], TypeError, r"samples\[1\]\[1\] is None"),
         ([["a"], "b"], TypeError, r"samples\[1\] must be a list of strings"),
         ("a b", TypeError, "samples must be a list of lists"),
+        ({"x": ["a"]}, TypeError, "samples must be a list of lists"),  # not its keys
         ([], ValueError, "samples is empty"),
     ],
 )
@@ -180,3 +181,13 @@ def test_pairwise_and_mbr_commands(tmp_path, capsys):
     capsys.readouterr()
     assert main(["mbr", str(tmp_path / "bad.jsonl"), "-o", str(tmp_path / "x.jsonl"), "-m", MINILM]) == 2
     assert "samples[1] is an empty list" in capsys.readouterr().err
+
+
+def test_mbr_takes_groups_as_any_iterable_of_texts_as_score_does():
+    import numpy as np
+
+    groups = [["a cat sat", "the cat sat"], ["it rains", "rain falls"]]
+    scorer = fb.BERTScorer(model_type=MINILM, num_layers=2)
+    as_lists, as_array = scorer.mbr(groups), scorer.mbr(np.array(groups))  # a Sequence check refused the array
+    assert as_lists.index == as_array.index
+    assert all(torch.equal(a, b) for a, b in zip(as_lists.utilities, as_array.utilities, strict=True))
