@@ -85,9 +85,10 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
-def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tuple[str, str, str]]:
+def load_baseline(settings: Settings, num_layers: int, depth: int) -> tuple[torch.Tensor, tuple[str, str, str]]:
     """The rescaling baseline of these settings (a custom file, else the shipped/Hub table of lang and model): its
-    row of ``num_layers`` (``(3,)``, or every row ``(L + 1, 1, 3)`` with all layers) and (kind, source, digest)."""
+    row of ``num_layers`` (``(3,)``, or every row ``(L + 1, 1, 3)`` with all layers; the model has ``depth + 1``)
+    and (kind, source, digest)."""
     from fastbertscore.baselines.lookup import find_baseline
 
     path: str | Path
@@ -105,7 +106,7 @@ def load_baseline(settings: Settings, num_layers: int) -> tuple[torch.Tensor, tu
         kind = "baseline"
     table = read_baseline(path)
     logger.info("rescaling with baseline %s", source)
-    return select_layers(table, num_layers, settings.all_layers, str(source)), (
+    return select_layers(table, num_layers, depth, settings.all_layers, str(source)), (
         kind,
         str(source),
         digest(Path(path).read_bytes()),

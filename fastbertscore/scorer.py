@@ -130,7 +130,7 @@ class BERTScorer(ScorerAttributes):
     def _loaded_baseline(self) -> Baseline:
         """The baseline rows and where they came from, read on first use."""
         if self._baseline is None:
-            self._baseline = assembly.load_baseline(self.settings, self.num_layers)
+            self._baseline = assembly.load_baseline(self.settings, self.num_layers, self.embedder.encoder.depth)
         return self._baseline
 
     def compute_idf(self, sents: Texts) -> None:

@@ -85,13 +85,15 @@ def read_baseline(path: str | Path) -> torch.Tensor:
     return parse_baseline(text, str(path))
 
 
-def select_layers(table: torch.Tensor, num_layers: int, all_layers: bool, source: str) -> torch.Tensor:
-    """The baseline row of ``num_layers`` (``(3,)``), or every row (``(L + 1, 1, 3)``) for all layers."""
-    if all_layers:
-        return table.unsqueeze(1)
-    if num_layers >= table.shape[0]:
-        raise BaselineError(f"baseline {source} has layers 0..{table.shape[0] - 1}; layer {num_layers} is missing")
-    return table[num_layers]
+def select_layers(table: torch.Tensor, num_layers: int, depth: int, all_layers: bool, source: str) -> torch.Tensor:
+    """The baseline row of ``num_layers`` (``(3,)``), or every row (``(L + 1, 1, 3)``) for all layers, of a table
+    with a row for each of the model's ``depth + 1`` layers: one with more or fewer is another model's."""
+    if table.shape[0] != depth + 1:
+        raise BaselineError(
+            f"baseline {source} has layers 0..{table.shape[0] - 1}, but the model has layers 0..{depth}: it is "
+            "another model's table (pass the baseline_path of this model's, or build one: bertscore-baseline build)"
+        )
+    return table.unsqueeze(1) if all_layers else table[num_layers]
 
 
 def rescale(scores: torch.Tensor, baseline: torch.Tensor | float) -> torch.Tensor:

@@ -28,15 +28,21 @@ def fine_tuned(tiny_model, tmp_path, monkeypatch):
     return str(tmp_path / "roberta-large")
 
 
-def test_a_local_folder_named_like_a_hub_model_gets_no_published_baseline(fine_tuned):
+def test_a_local_folder_named_like_a_hub_model_gets_no_published_baseline(fine_tuned, tmp_path):
     assert find_baseline("en", "sentence-transformers/all-MiniLM-L6-v2")[1].startswith("shipped file")
     with pytest.raises(BaselineError, match=FOLDER_ERROR):
         find_baseline("en", "roberta-large")
     with pytest.raises(BaselineError, match=FOLDER_ERROR + r"\. Pass baseline_path="):
         fb.BERTScorer(model_type="roberta-large", num_layers=2, lang="en", rescale_with_baseline=True)
-    own = fb.BERTScorer(
-        model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
+    with pytest.raises(BaselineError, match=r"has layers 0\.\.6, but the model has layers 0\.\.4: it is another"):
+        fb.BERTScorer(
+            model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
+        )
+    table = tmp_path / "own.tsv"  # the shipped table's layers 0..4: one row per layer of this 4-layer model
+    table.write_text(
+        "".join(SHIPPED_BASELINE.read_text(encoding="utf-8").splitlines(keepends=True)[:6]), encoding="utf-8"
     )
+    own = fb.BERTScorer(model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(table))
     assert own.signature.rescale == "custom"  # a table of the user's own still rescales
 
 
