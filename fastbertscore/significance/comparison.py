@@ -248,6 +248,8 @@ def _check(
         raise ValueError(f"a paired test (test={test!r}) needs at least two systems, got {len(systems)}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    if seed is not None and seed < 0:  # numpy's generators take none: that failed after the scoring
+        raise ValueError(f"seed must be 0 or more (or None), got {seed}")
     if n_samples is not None:
         check_positive_int(n_samples, "n_samples")
     names = list(systems)

@@ -163,6 +163,7 @@ def test_tables_name_the_baseline_mark_significance_and_carry_the_signature(syst
         ),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"test": "t"}, ValueError, "test='t' is not one of 'bs', 'ar', None"),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"n_samples": 0}, ValueError, "n_samples"),
+        ({"A": ["x", "y"], "B": ["x", "y"]}, {"seed": -1}, ValueError, r"seed must be 0 or more \(or None\), got -1"),
     ],
 )
 def test_bad_input_is_refused_before_any_model_work(systems, kwargs, error, message):
