@@ -63,7 +63,7 @@ def build_embedder(settings: Settings) -> Embedder:
     encoder = replace(loaded.encoder, autocast=DTYPES[dtype])  # the precision mode belongs to this embedder only
     max_length = max_input_length(tokenizer, encoder)
     window = _window(tokenizer, max_length, settings.window_stride)
-    folder = settings.cache_dir
+    folder = None if settings.cache_dir is None else os.path.expanduser(settings.cache_dir)  # ~ is home, as in a shell
     disk = _disk_cache(settings, folder, encoder, window, dtype, device, loaded.facts) if folder is not None else None
     memory = _memory_cache(settings, loaded.key, stored, encoder, window)
     layers = [c for c in (memory, disk) if c is not None]  # texts seen before are not embedded again

@@ -168,11 +168,13 @@ def check_options(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     if cache_dir is not None:
-        if not isinstance(cache_dir, (str, os.PathLike)) or not str(cache_dir):
+        if not isinstance(cache_dir, (str, os.PathLike)):
             raise TypeError(f"cache_dir must be a folder path (str or os.PathLike), got {_describe(cache_dir)}")
+        if not str(cache_dir):
+            raise ValueError("cache_dir is empty: give a folder path, or leave it out for no disk cache")
         if "\0" in str(cache_dir):  # no file system takes it; os.path.exists() says False, mkdir raises
             raise ValueError(f"cache_dir={str(cache_dir)!r} holds a NUL character, which no path may")
-        if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        if os.path.exists(os.path.expanduser(cache_dir)) and not os.path.isdir(os.path.expanduser(cache_dir)):
             raise ValueError(f"cache_dir={str(cache_dir)!r} exists and is not a folder")
 
 

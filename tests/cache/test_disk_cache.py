@@ -64,6 +64,16 @@ def test_cache_dir_must_be_a_folder(tmp_path):
         fb.BERTScorer(model_type=MINILM, cache_dir="a\0b")
     with pytest.raises(TypeError, match="cache_dir must be a folder path"):
         fb.BERTScorer(model_type=MINILM, cache_dir=3)
+    with pytest.raises(ValueError, match="cache_dir is empty: give a folder path"):
+        fb.BERTScorer(model_type=MINILM, cache_dir="")
+
+
+def test_cache_dir_takes_tilde_as_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    scorer = fb.BERTScorer(model_type=MINILM, num_layers=1, cache_dir="~/emb")
+    scorer.score(["a cat"], ["the cat"])
+    assert (tmp_path / "home" / "emb").is_dir() and not (tmp_path / "~").exists()  # was a folder named "~" here
 
 
 def test_opening_the_cache_sweeps_the_temporary_files_of_killed_writers(tmp_path):

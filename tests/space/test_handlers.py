@@ -95,6 +95,12 @@ def test_the_compare_handler_equals_compare(rescaling):
     assert view.table == space.compare_table(view.comparison, True)
 
 
+def test_an_unknown_test_is_refused_not_run_as_the_bootstrap():
+    pasted = "".join(f"=== {name}\n" + "".join(f"{x}\n" for x in lines) + "\n" for name, lines in SYSTEMS.items())
+    with pytest.raises(ValueError, match="Test 't-test' is not one of: paired bootstrap, approximate randomization"):
+        space.compare_systems(None, "\n".join(SEGMENT_REFS), None, pasted, "t-test", 200, 7)
+
+
 def test_uploaded_system_files_are_named_by_their_file(tmp_path):
     files = []
     for name, lines in SYSTEMS.items():
