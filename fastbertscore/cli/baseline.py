@@ -10,18 +10,7 @@ from pathlib import Path
 from fastbertscore.baselines.build import build
 from fastbertscore.baselines.publish import import_bert_score, push
 from fastbertscore.baselines.table import BaselineError
-from fastbertscore.cli.common import Parser
-
-
-def _positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (--pairs 0 wrote a table of no pairs, and its manifest)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive: give 1 or more")
-    return value
+from fastbertscore.cli.common import Parser, whole_number
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -37,10 +26,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     b.add_argument("--lang", required=True)
     b.add_argument("--name", help="Hub id to file the baseline under (default: --model; needed for a local folder)")
     b.add_argument("--corpus", type=Path, required=True, help="a text file, one sentence per line")
-    b.add_argument("--pairs", type=_positive, default=500_000)
+    b.add_argument("--pairs", type=whole_number(1), default=500_000)
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--block", type=_positive, default=2000, help="pairs between checkpoints")
-    b.add_argument("--batch-size", type=_positive, default=64)
+    b.add_argument("--block", type=whole_number(1), default=2000, help="pairs between checkpoints")
+    b.add_argument("--batch-size", type=whole_number(1), default=64)
     b.add_argument("--device")
     b.add_argument("--out", type=Path, default=Path("baselines"))
     p = sub.add_parser(

@@ -32,6 +32,22 @@ class InputError(ValueError):
     """Bad command-line input; reported in one line with exit code 2."""
 
 
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``least`` (``--pairs 0`` wrote a table of no pairs; ``--limit
+    0`` read no row and said a column was missing)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: give {least} or more")
+        return value
+
+    return parse
+
+
 class Parser(argparse.ArgumentParser):
     """Every command's parser: argparse's, with its own errors (an unknown flag, a missing value, a bad choice) in
     one line on stderr, exit 2, as every other error of the command line (argparse prints its usage first)."""

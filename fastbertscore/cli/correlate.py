@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments, guarded
+from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments, guarded, whole_number
 from fastbertscore.files import write_atomic
 from fastbertscore.models.defaults import DEFAULT_MODEL
 
@@ -31,8 +31,10 @@ def _parse(command: str, argv: list[str]) -> argparse.Namespace:
     p.add_argument("--group", default="year,lp", help="comma-separated grouping columns (absent ones are ignored)")
     p.add_argument("--system-column", default="system")
     p.add_argument("--segment-column", default="seg_id")
-    p.add_argument("--limit", type=int, help="only the first N rows")
-    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the 95%% interval of τ (0: none)")
+    p.add_argument("--limit", type=whole_number(1), help="only the first N rows")
+    p.add_argument(
+        "--bootstrap", type=whole_number(0), default=1000, help="resamples for the 95%% interval of τ (0: none)"
+    )
     p.add_argument("--seed", type=int, default=0)
     add_arguments(p, exclude=("model_type",))
     p.add_argument("--no-surface", action="store_true", help="skip chrF and SentBLEU")

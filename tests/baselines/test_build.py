@@ -148,5 +148,5 @@ def test_counts_must_be_positive_before_anything_is_written(tmp_path, option, va
     with pytest.raises(SystemExit) as info:
         baseline_main([*argv, "--out", str(tmp_path / "out"), flag, str(value)])
     assert info.value.code == 2
-    assert f"argument {flag}: {value} is not positive: give 1 or more" in capsys.readouterr().err
+    assert f"argument {flag}: {value} is below 1: give 1 or more" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # no table, no manifest entry

@@ -383,6 +383,11 @@ def test_python_m_fastbertscore_help_and_texts_after_two_dashes(capsys):
             "bertscore: error: argument --long_inputs: invalid choice: 'long_inputs=window'",
         ),
         (["pairwise", "-a", "x.txt"], "bertscore pairwise: error: the following arguments are required: -o/--out"),
+        (
+            ["correlate", "--data", "x.tsv", "--limit", "0"],
+            "bertscore correlate: error: argument --limit: 0 is below 1",
+        ),
+        (["correlate", "--data", "x.tsv", "--bootstrap", "-1"], "bertscore correlate: error: argument --bootstrap: -1"),
     ],
 )
 def test_usage_errors_are_one_line_too(argv, message, capsys):
