@@ -79,7 +79,8 @@ class Settings:
         "-b",
         "--batch_size",
         type=int,
-        help="sentences per encoder batch at most; default: 64 on a CPU (bert-score's), 256 on a GPU; changes no number",
+        help="sentences per encoder batch at most; default: 64 on a CPU (bert-score's), 256 on a GPU; changes no "
+        "number beyond float32 rounding",
     )
     nthreads: int = _option(
         4, "--nthreads", type=int, help="accepted for compatibility (tokenizing is already parallel)"
@@ -155,7 +156,8 @@ class Settings:
         type=int,
         help="MB one call holds at once beyond the model and its tokens: embeddings, matching buffers and the "
         "encoder's work on a batch (default: sized to the device: host RAM on CPU, free GPU memory on CUDA); past "
-        "it, embeddings later pairs need spill to a temporary folder. Changes no number and is not in the hash",
+        "it, embeddings later pairs need spill to a temporary folder. Changes no number beyond float32 rounding and is "
+        "not in the hash",
     )
     cache_dir: str | os.PathLike | None = _option(
         None,
