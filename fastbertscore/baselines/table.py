@@ -86,13 +86,16 @@ def read_baseline(path: str | Path) -> torch.Tensor:
 
 
 def select_layers(table: torch.Tensor, num_layers: int, depth: int, all_layers: bool, source: str) -> torch.Tensor:
-    """The baseline row of ``num_layers`` (``(3,)``), or every row (``(L + 1, 1, 3)``) for all layers, of a table
-    with a row for each of the model's ``depth + 1`` layers: one with more or fewer is another model's."""
+    """The baseline row of ``num_layers`` (``(3,)``), or every row (``(L + 1, 1, 3)``) for all layers (then the table
+    needs a row for each of the model's ``depth + 1`` layers). A table of another row count takes a warning: any
+    ``LAYER,P,R,F`` table that has the layer serves, as in bert-score, but it may be another model's."""
+    rows = f"baseline {source} has layers 0..{table.shape[0] - 1}, but the model has layers 0..{depth}"
+    if all_layers and table.shape[0] != depth + 1:
+        raise BaselineError(f"{rows}: all_layers=True rescales every layer with its own row")
+    if num_layers >= table.shape[0]:
+        raise BaselineError(f"baseline {source} has layers 0..{table.shape[0] - 1}; layer {num_layers} is missing")
     if table.shape[0] != depth + 1:
-        raise BaselineError(
-            f"baseline {source} has layers 0..{table.shape[0] - 1}, but the model has layers 0..{depth}: it is "
-            "another model's table (pass the baseline_path of this model's, or build one: bertscore-baseline build)"
-        )
+        logger.warning("%s: is it this model's table? Its layer %d row rescales these scores", rows, num_layers)
     return table.unsqueeze(1) if all_layers else table[num_layers]
 
 

@@ -28,22 +28,35 @@ def fine_tuned(tiny_model, tmp_path, monkeypatch):
     return str(tmp_path / "roberta-large")
 
 
-def test_a_local_folder_named_like_a_hub_model_gets_no_published_baseline(fine_tuned, tmp_path):
+def test_a_local_folder_named_like_a_hub_model_gets_no_published_baseline(fine_tuned):
     assert find_baseline("en", "sentence-transformers/all-MiniLM-L6-v2")[1].startswith("shipped file")
     with pytest.raises(BaselineError, match=FOLDER_ERROR):
         find_baseline("en", "roberta-large")
     with pytest.raises(BaselineError, match=FOLDER_ERROR + r"\. Pass baseline_path="):
         fb.BERTScorer(model_type="roberta-large", num_layers=2, lang="en", rescale_with_baseline=True)
-    with pytest.raises(BaselineError, match=r"has layers 0\.\.6, but the model has layers 0\.\.4: it is another"):
+    own = fb.BERTScorer(
+        model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
+    )
+    assert own.signature.rescale == "custom"  # a table of the user's own still rescales
+
+
+def test_a_table_of_another_row_count_warns_for_one_layer_and_is_refused_for_all(fine_tuned, caplog):
+    # The 4-layer model against a 7-row table: its layer-2 row serves, as in bert-score, with a warning naming it.
+    with caplog.at_level("WARNING"):
         fb.BERTScorer(
             model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(SHIPPED_BASELINE)
         )
-    table = tmp_path / "own.tsv"  # the shipped table's layers 0..4: one row per layer of this 4-layer model
-    table.write_text(
-        "".join(SHIPPED_BASELINE.read_text(encoding="utf-8").splitlines(keepends=True)[:6]), encoding="utf-8"
+    assert (
+        f"baseline {SHIPPED_BASELINE} has layers 0..6, but the model has layers 0..4: is it this model" in caplog.text
     )
-    own = fb.BERTScorer(model_type="roberta-large", num_layers=2, rescale_with_baseline=True, baseline_path=str(table))
-    assert own.signature.rescale == "custom"  # a table of the user's own still rescales
+    with pytest.raises(BaselineError, match=r"has layers 0\.\.6, but the model has layers 0\.\.4: all_layers=True"):
+        fb.BERTScorer(
+            model_type="roberta-large",
+            num_layers=2,
+            all_layers=True,
+            rescale_with_baseline=True,
+            baseline_path=str(SHIPPED_BASELINE),
+        )
 
 
 def test_a_local_folder_named_like_a_hub_model_has_its_own_hash(fine_tuned):
