@@ -45,9 +45,9 @@ class Pairs:
         return f"{side}[{owner}]"
 
 
-def check_list(value: object, name: str) -> list[object]:  # any iterable but a string or a mapping, as a list
+def check_list(value: object, name: str, of: str = "strings") -> list[object]:  # any iterable but str or a mapping
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):  # a dict's keys: not texts
-        raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
+        raise TypeError(f"{name} must be a list of {of}, got {type(value).__name__}")
     return list(value)
 
 
@@ -174,7 +174,8 @@ def check_options(
             raise ValueError("cache_dir is empty: give a folder path, or leave it out for no disk cache")
         if "\0" in str(cache_dir):  # no file system takes it; os.path.exists() says False, mkdir raises
             raise ValueError(f"cache_dir={str(cache_dir)!r} holds a NUL character, which no path may")
-        if os.path.exists(os.path.expanduser(cache_dir)) and not os.path.isdir(os.path.expanduser(cache_dir)):
+        folder = os.path.expanduser(cache_dir)  # ~ is home, as the cache takes it
+        if os.path.exists(folder) and not os.path.isdir(folder):
             raise ValueError(f"cache_dir={str(cache_dir)!r} exists and is not a folder")
 
 
@@ -213,10 +214,8 @@ def check_idf_sents(sents: object, idf: object = True) -> list[str]:
 
 def check_groups(groups: object, name: str) -> list[list[str]]:
     """A list of non-empty lists of strings (one group per input), checked; errors name the group."""
-    if isinstance(groups, (str, bytes, Mapping)) or not isinstance(groups, Iterable):  # as check_list, in its words
-        raise TypeError(f"{name} must be a list of lists of strings (one list per input), got {type(groups).__name__}")
     out = []
-    for g, group in enumerate(groups):
+    for g, group in enumerate(check_list(groups, name, "lists of strings (one list per input)")):
         out.append(check_texts(group, f"{name}[{g}]"))
         if not out[-1]:
             raise ValueError(f"{name}[{g}] is an empty list; every group needs at least one text")

@@ -221,8 +221,8 @@ def _keywords() -> tuple[dict[str, str], re.Pattern[str]]:
 def in_flags(message: str) -> str:
     """A library message in the command line's words: ``long_inputs='window'`` → ``--long_inputs window``,
     ``lang=`` → ``--lang``, ``rescale_with_baseline=True`` → ``--rescale_with_baseline``, ``batch_size must be`` →
-    ``--batch_size must be``. The library speaks
-    Python to Python callers; every CLI error and log line passes through here, the one place that translates."""
+    ``--batch_size must be``. The library speaks Python to Python callers; every CLI error and log line passes
+    through here, the one place that translates."""
     flags, pattern = _keywords()
 
     def flag(match: re.Match[str]) -> str:

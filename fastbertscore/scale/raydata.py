@@ -98,8 +98,9 @@ def score_ray_dataset(
     """A lazy ``ray.data.Dataset``: ``ds`` with ``precision``, ``recall`` and ``f1`` columns added.
 
     Keep an id column in ``ds`` if you need the input order back. With ``idf=True`` the reference column is
-    read once on the driver to count document frequencies; an idf mapping goes to every actor as it is. ``num_gpus`` defaults to 1 per actor when the
-    cluster has GPUs (else CPU actors); ``concurrency`` (actors) to the number of GPUs, or 1.
+    read once on the driver to count document frequencies; an idf mapping goes to every actor as it is.
+    ``num_gpus`` defaults to 1 per actor when the cluster has GPUs (else CPU actors); ``concurrency`` (actors) to
+    the number of GPUs, or 1.
     """
     import ray
 
