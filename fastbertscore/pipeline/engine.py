@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import torch
 from tqdm.auto import tqdm
@@ -38,8 +38,6 @@ class _Texts:
     def __init__(self, pairs: Pairs):
         self.distinct = Distinct(pairs.cands, pairs.refs)
         self.cand, self.ref = self.distinct.columns
-        self.cand_index = torch.tensor(self.cand, dtype=torch.int64)  # the same, as tensors
-        self.ref_index = torch.tensor(self.ref, dtype=torch.int64)
         self.texts = self.distinct.texts
         self.pairs = pairs
 
@@ -114,9 +112,9 @@ def _run(
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
             emb.update(embedder.embed(tok.ids, missing, progress=bar, ceiling=within))
-            for rows in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
-                scores = _match(rows, texts, emb, weights, encoder.all_layers, budget.match_entries)
-                at = to_device(torch.tensor(rows), scores_here.device)
+            for groups in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
+                scores = _match(groups, texts, emb, weights, encoder.all_layers, budget.match_entries)
+                at = to_device(torch.tensor([row for g in groups for row in g]), scores_here.device)
                 scores_here[:, at] = scores.to(torch.float32)
                 keep_under_ceiling(within)
             for u in set(step.keep).intersection(missing):
@@ -153,52 +151,68 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
 
 def _match_batches(
     rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int
-) -> Iterator[list[int]]:
-    """Rows sorted by lengths and grouped so that one step's similarities and padded copies stay under ``entries``."""
-    chosen = torch.tensor(rows, dtype=torch.int64)
-    cand = tok.packed.lengths[texts.cand_index[chosen]]
-    ref = tok.packed.lengths[texts.ref_index[chosen]]
-    # by (candidate length, reference length), ties in the order given: one stable sort on the combined key
-    order = torch.argsort(cand * (int(ref.max()) + 1 if len(rows) else 1) + ref, stable=True)
-    sizes = list(zip(cand[order].tolist(), ref[order].tolist(), strict=True))
-    sorted_rows = chosen[order].tolist()
+) -> Iterator[list[list[int]]]:
+    """Rows grouped by reference (each reference is padded and matched once, against all its candidates), the groups
+    sorted by their number of candidates and lengths and batched so that one step's similarities and padded copies
+    stay under ``entries``."""
+    groups: dict[int, list[int]] = {}
+    for row in rows:
+        groups.setdefault(texts.ref[row], []).append(row)
+    members = list(groups.values())
+    length = tok.packed.lengths.tolist()
+    sizes = [(len(g), max(length[texts.cand[row]] for row in g), length[texts.ref[g[0]]]) for g in members]
+    order = sorted(range(len(members)), key=sizes.__getitem__)  # by candidates per reference, then lengths
 
     def cost(n: int, padded: tuple[int, ...]) -> int:
-        c, r = padded
-        return max(n * c * r * n_layers, n * (c + r) * n_layers * width)
+        k, c, r = padded
+        return max(n * k * c * r * n_layers, n * (k * c + r) * n_layers * width)
 
-    for batch in buckets(range(len(sorted_rows)), sizes, cost, entries):
-        yield sorted_rows[batch[0] : batch[-1] + 1]
+    for batch in buckets(order, sizes, cost, entries):
+        yield [members[g] for g in batch]
 
 
-def _padded(units: list[int], emb: dict[int, torch.Tensor], all_layers: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Padded embeddings and mask of ``units`` on the embeddings' device."""
-    vectors, mask = pad([emb[u] for u in units])
+def _padded(
+    units: Sequence[int | None], emb: dict[int, torch.Tensor], all_layers: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded embeddings and mask of ``units`` on the embeddings' device (None: an empty slot, all padding)."""
+    some = next(iter(emb.values()))
+    empty = some.new_zeros((0, *some.shape[1:]))
+    vectors, mask = pad([empty if u is None else emb[u] for u in units])
     if all_layers:  # (B, T, L, D) → (L, B, T, D): layers broadcast in the matching
         vectors = vectors.permute(2, 0, 1, 3)
     return vectors, mask
 
 
 def _match(
-    rows: list[int],
+    groups: list[list[int]],
     texts: _Texts,
     emb: dict[int, torch.Tensor],
     weights: Packed,
     all_layers: bool,
     entries: int,
 ) -> torch.Tensor:
+    """The scores of the rows of ``groups`` (rows that share a reference), in their order: ``(L or 1, rows, 3)``."""
     device = next(iter(emb.values())).device
+    k = max(map(len, groups))
+    slots = [g[i] if i < len(g) else None for g in groups for i in range(k)]  # K candidate slots per reference
+    real = torch.tensor([s for s, row in enumerate(slots) if row is not None])
+    rows = [row for row in slots if row is not None]
     with phase("pad", device):
-        cand_units, ref_units = [texts.cand[r] for r in rows], [texts.ref[r] for r in rows]
+        cand_units, ref_units = [None if r is None else texts.cand[r] for r in slots], [texts.ref[g[0]] for g in groups]
         cand, cand_mask = _padded(cand_units, emb, all_layers)
         ref, ref_mask = _padded(ref_units, emb, all_layers)
+        cand, cand_mask = cand.unflatten(-3, (len(groups), k)), cand_mask.unflatten(0, (len(groups), k))
         # both sides' token weights padded on the host by one indexed copy (to the longer side), and copied once
-        both = to_device(weights.padded(cand_units + ref_units)[0], device)
-        cand_weights, ref_weights = both[: len(rows), : cand.shape[-2]], both[len(rows) :, : ref.shape[-2]]
+        real_weights = weights.padded([texts.cand[r] for r in rows] + ref_units)[0]
+        both = real_weights.new_zeros((len(slots) + len(groups), real_weights.shape[1]))
+        both[real], both[len(slots) :] = real_weights[: len(rows)], real_weights[len(rows) :]
+        both = to_device(both, device)
+        cand_weights = both[: len(slots), : cand.shape[-2]].unflatten(0, (len(groups), k))
+        ref_weights = both[len(slots) :, : ref.shape[-2]]
     # One pair of long documents can exceed the budget alone: then match it a block of candidate tokens at a time.
-    per_cand_token = len(rows) * ref.shape[-2] * (ref.shape[0] if all_layers else 1)
+    per_cand_token = len(slots) * ref.shape[-2] * (ref.shape[0] if all_layers else 1)
     with phase("match", device):
         block = max(1, entries // max(per_cand_token, 1))
         P, R, F = greedy_match(cand, cand_mask, cand_weights, ref, ref_mask, ref_weights, block=block)
-    scores = torch.stack((P, R, F), dim=-1)
+    scores = torch.stack((P, R, F), dim=-1).flatten(-3, -2)[..., to_device(real, device), :]
     return scores if all_layers else scores.unsqueeze(0)

@@ -27,17 +27,26 @@ def greedy_match(
 
     Args:
         cand: ``(..., B, Tc, D)`` unit-norm candidate token embeddings (leading dims, e.g. layers, broadcast),
-            zero vectors on padding (as :func:`~.batching.pad` pads).
-        cand_mask: ``(B, Tc)`` bool, True on real tokens.
-        cand_weights: ``(B, Tc)`` token weights, 0 on padding; normalised here to sum to 1 per sentence.
-        ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``.
+            zero vectors on padding (as :func:`~.batching.pad` pads). With one dimension more than ``ref``,
+            ``(..., B, K, Tc, D)``: up to ``K`` candidates against each of the ``B`` references, so that each
+            reference is padded and multiplied once (a slot with no real token scores nothing that counts).
+        cand_mask: ``(B, Tc)`` (grouped: ``(B, K, Tc)``) bool, True on real tokens.
+        cand_weights: token weights of the mask's shape, 0 on padding; normalised here to sum to 1 per sentence.
+        ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``, ``(B, Tr)``.
         block: compute the similarities this many candidate tokens at a time (same result, bounded memory).
 
     Returns:
-        ``(P, R, F)``, each ``(..., B)``. Every token is matched to its most similar token on the other
-        side; padding is never a match (``bert-score`` lets padding act as a similarity of 0, so its
-        scores depend on what else is in the batch whenever a token's best similarity is negative).
+        ``(P, R, F)``, each ``(..., B)`` (grouped: ``(..., B, K)``). Every token is matched to its most similar
+        token on the other side; padding is never a match (``bert-score`` lets padding act as a similarity of 0,
+        so its scores depend on what else is in the batch whenever a token's best similarity is negative).
     """
+    if cand.dim() == ref.dim():  # one candidate per reference: a group of one
+        P, R, F = greedy_match(
+            cand.unsqueeze(-3), cand_mask.unsqueeze(-2), cand_weights.unsqueeze(-2), ref, ref_mask, ref_weights,
+            block=block,
+        )  # fmt: skip
+        return P.squeeze(-1), R.squeeze(-1), F.squeeze(-1)
+    ref_mask, ref_weights = ref_mask.unsqueeze(-2), ref_weights.unsqueeze(-2)  # (B, 1, Tr): against every slot
     word_precision, word_recall = _best_similarities(cand, cand_mask, ref, ref_mask, block or cand.shape[-2])
     word_precision = word_precision.masked_fill(~cand_mask, 0.0)
     word_recall = word_recall.masked_fill(~ref_mask, 0.0)
@@ -57,7 +66,8 @@ def f_measure(P: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
 def _best_similarities(
     cand: torch.Tensor, cand_mask: torch.Tensor, ref: torch.Tensor, ref_mask: torch.Tensor, block: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each candidate token's and each reference token's best similarity, ``block`` candidate tokens at a time.
+    """Each candidate token's best similarity ``(..., B, K, Tc)`` and each reference token's best similarity for each
+    candidate slot ``(..., B, K, Tr)``, ``block`` candidate tokens at a time (``ref_mask``: ``(B, 1, Tr)``).
 
     On a CPU padding is not masked: a zero vector's similarity to anything is exactly 0, so a maximum over padding
     and real tokens is the real tokens' one wherever that is above 0. Only where a real token's best is not above 0
@@ -67,8 +77,9 @@ def _best_similarities(
     every step)."""
     if cand.device.type == "cpu":
         rows, cols = _maxima(cand, None, ref, None, block)
-        cand_padded = ~cand_mask.all(dim=-1, keepdim=True)  # (B, 1): the item has padded candidate rows
-        ref_padded = ~ref_mask.all(dim=-1, keepdim=True)
+        # a slot with no real token (a reference with fewer candidates than K) is never read: it is not "padded"
+        cand_padded = ~cand_mask.all(dim=-1, keepdim=True) & cand_mask.any(dim=-1, keepdim=True)  # (B, K, 1)
+        ref_padded = ~ref_mask.all(dim=-1, keepdim=True)  # (B, 1, 1)
         if not (((rows <= 0) & cand_mask & ref_padded).any() or ((cols <= 0) & ref_mask & cand_padded).any()):
             return rows, cols
     return _maxima(cand, cand_mask, ref, ref_mask, block)
@@ -77,12 +88,15 @@ def _best_similarities(
 def _maxima(
     cand: torch.Tensor, cand_mask: torch.Tensor | None, ref: torch.Tensor, ref_mask: torch.Tensor | None, block: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The row and column maxima of the similarities, padding masked out where the masks are given."""
+    """The row and column maxima of the similarities, padding masked out where the masks are given: each reference
+    is multiplied once against its slots' candidate tokens, laid end to end (``(..., B, K * Tc, D)``)."""
     rows, cols = [], None
     for start in range(0, max(cand.shape[-2], 1), block):
-        sim = torch.matmul(cand[..., start : start + block, :], ref.transpose(-1, -2))
+        part = cand[..., start : start + block, :]  # (..., B, K, b, D)
+        flat = part.reshape(*part.shape[:-3], -1, part.shape[-1])
+        sim = torch.matmul(flat, ref.transpose(-1, -2)).view(*part.shape[:-1], ref.shape[-2])  # (..., B, K, b, Tr)
         if cand_mask is not None and ref_mask is not None:
-            pair_mask = cand_mask[:, start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
+            pair_mask = cand_mask[..., start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
             sim = sim.masked_fill_(~pair_mask, float("-inf"))
         rows.append(sim.amax(dim=-1))
         col = sim.amax(dim=-2)

@@ -76,3 +76,28 @@ def test_a_padded_batch_scores_each_pair_as_alone_when_padding_would_win():
         alone = greedy_match(*padded([c]), *padded([r]))
         assert_scores_close([x[i : i + 1] for x in together], alone, width=8, tokens=max(len(c), len(r)))
     assert together[0][-1].item() < -0.99 and together[1][-1].item() < -0.99
+
+
+def test_candidates_grouped_by_reference_score_as_each_pair_alone():
+    """Each reference multiplied once against its candidate slots (``(B, K, Tc, D)`` against ``(B, Tr, D)``), with
+    empty slots where a reference has fewer candidates, over two layers: every pair scores as it does alone."""
+    torch.manual_seed(1)
+
+    def unit(n):
+        return torch.nn.functional.normalize(torch.randn(2, n, 8), dim=-1)  # (L=2, T, D)
+
+    groups = [(unit(5), [unit(3), -unit(6)]), (unit(2), [unit(4)]), (-unit(7), [unit(1), unit(2)])]
+    k, tc, tr = 2, 6, 7
+    cand, cand_mask = torch.zeros(2, 3, k, tc, 8), torch.zeros(3, k, tc, dtype=torch.bool)
+    ref, ref_mask = torch.zeros(2, 3, tr, 8), torch.zeros(3, tr, dtype=torch.bool)
+    for g, (r, cs) in enumerate(groups):
+        ref[:, g, : r.shape[1]], ref_mask[g, : r.shape[1]] = r, True
+        for s, c in enumerate(cs):
+            cand[:, g, s, : c.shape[1]], cand_mask[g, s, : c.shape[1]] = c, True
+    grouped = greedy_match(cand, cand_mask, cand_mask.float(), ref, ref_mask, ref_mask.float())
+    assert grouped[0].shape == (2, 3, k)
+    for g, (r, cs) in enumerate(groups):
+        for s, c in enumerate(cs):
+            one = torch.ones(1, c.shape[1], dtype=torch.bool), torch.ones(1, r.shape[1], dtype=torch.bool)
+            alone = greedy_match(c.unsqueeze(1), one[0], one[0].float(), r.unsqueeze(1), one[1], one[1].float())
+            assert_scores_close([x[:, g, s] for x in grouped], [x[:, 0] for x in alone], width=8, tokens=tr)
