@@ -152,21 +152,26 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
 def _match_batches(
     rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int
 ) -> Iterator[list[list[int]]]:
-    """Rows grouped by reference (each reference is padded and matched once, against all its candidates), the groups
-    sorted by their number of candidates and lengths and batched so that one step's similarities and padded copies
-    stay under ``entries``."""
-    groups: dict[int, list[int]] = {}
+    """Rows grouped by reference (each reference is padded and matched once, against all its candidates; a group is
+    cut where it alone would pass ``entries``), the groups sorted by their number of candidates and lengths and
+    batched so that one step's similarities and padded copies stay under ``entries``."""
+    by_ref: dict[int, list[int]] = {}
     for row in rows:
-        groups.setdefault(texts.ref[row], []).append(row)
-    members = list(groups.values())
+        by_ref.setdefault(texts.ref[row], []).append(row)
     length = tok.packed.lengths.tolist()
-    sizes = [(len(g), max(length[texts.cand[row]] for row in g), length[texts.ref[g[0]]]) for g in members]
-    order = sorted(range(len(members)), key=sizes.__getitem__)  # by candidates per reference, then lengths
 
     def cost(n: int, padded: tuple[int, ...]) -> int:
         k, c, r = padded
         return max(n * k * c * r * n_layers, n * (k * c + r) * n_layers * width)
 
+    members, sizes = [], []
+    for group in by_ref.values():
+        c, r = max(length[texts.cand[row]] for row in group), length[texts.ref[group[0]]]
+        most = max(1, entries // cost(1, (1, c, r)))  # candidates one reference may take in a step
+        for start in range(0, len(group), most):
+            members.append(group[start : start + most])
+            sizes.append((len(members[-1]), c, r))
+    order = sorted(range(len(members)), key=sizes.__getitem__)  # by candidates per reference, then lengths
     for batch in buckets(order, sizes, cost, entries):
         yield [members[g] for g in batch]
 

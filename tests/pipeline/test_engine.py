@@ -20,6 +20,7 @@ import fastbertscore as fb
 from fastbertscore.cache.spill import PREFIX
 from fastbertscore.pipeline.budget import Budget
 from fastbertscore.pipeline.engine import score_pairs
+from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.validate import check_pairs
 
 MB = 1 << 20
@@ -85,6 +86,27 @@ def test_each_distinct_text_is_embedded_once_in_any_order_and_budget(scorer, mt_
         tiny = score_pairs(under(scorer, small), pairs)
     assert counter.tokens == distinct_tokens(scorer, cands + flat_refs)
     assert_scores_close(whole.unbind(-1), tiny.unbind(-1))
+
+
+def test_a_reference_with_many_candidates_is_matched_within_the_step_entries(scorer, mt_pairs, monkeypatch):
+    """A reference is matched once against its candidates, but never more of them at once than one matching step's
+    entries hold (a reference that thousands of outputs share would otherwise make one huge padded copy)."""
+    from fastbertscore.pipeline import engine
+
+    cands, refs = mt_pairs
+    budget = Budget(memory_bytes=8 * MB)  # 131,072 float32 entries a matching step: a few of these pairs
+    copies = []
+
+    def counted(cand, cand_mask, cand_weights, ref, *rest, **kwargs):
+        copies.append((cand.numel() + ref.numel(), cand.shape[-3]))
+        return greedy_match(cand, cand_mask, cand_weights, ref, *rest, **kwargs)
+
+    monkeypatch.setattr(engine, "greedy_match", counted)
+    many = score_pairs(under(scorer, budget), check_pairs(cands[:30], [refs[0]] * 30))
+    assert all(entries <= budget.match_entries for entries, _ in copies) and max(k for _, k in copies) > 1
+    monkeypatch.undo()
+    alone = [score_pairs(under(scorer, Budget()), check_pairs([c], [refs[0]])) for c in cands[:30]]
+    assert_scores_close(many.unbind(-1), torch.cat(alone).unbind(-1))
 
 
 def fan_out(mt_pairs):
