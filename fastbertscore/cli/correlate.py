@@ -28,7 +28,9 @@ def _parse(command: str, argv: list[str]) -> argparse.Namespace:
     p.add_argument("--cand-column", default="candidate")
     p.add_argument("--ref-column", default="reference")
     p.add_argument("--human-column", default="human")
-    p.add_argument("--group", default="year,lp", help="comma-separated grouping columns (absent ones are ignored)")
+    p.add_argument(
+        "--group", help="comma-separated grouping columns, each in the file (default: year,lp where the file has them)"
+    )
     p.add_argument("--system-column", default="system")
     p.add_argument("--segment-column", default="seg_id")
     p.add_argument("--limit", type=whole_number(1), help="only the first N rows")
@@ -70,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         cand=args.cand_column,
         ref=args.ref_column,
         human=args.human_column,
-        group=tuple(g for g in args.group.split(",") if g),
+        group=None if args.group is None else tuple(g for g in args.group.split(",") if g),
         system=args.system_column,
         segment=args.segment_column,
         limit=args.limit,

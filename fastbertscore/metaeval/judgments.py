@@ -26,18 +26,24 @@ class Judgments:
     segments: list[str]  # segment key inside a group, for the bootstrap
 
 
+#: The columns rows are grouped by when no ``group`` is given, where the file has them: WMT's year and language pair.
+DEFAULT_GROUP = ("year", "lp")
+
+
 def read_judgments(
     path: str | os.PathLike[str],
     *,
     cand: str = "candidate",
     ref: str = "reference",
     human: str = "human",
-    group: Sequence[str] = ("year", "lp"),
+    group: Sequence[str] | None = None,
     system: str = "system",
     segment: str = "seg_id",
     limit: int | None = None,
 ) -> Judgments:
-    """Read a CSV, TSV or JSON Lines file (by extension) of ratings. Group, system and segment columns are optional.
+    """Read a CSV, TSV or JSON Lines file (by extension) of ratings. System and segment columns are optional; the rows
+    are grouped by the ``group`` columns, each of which must be in the file (None: by :data:`DEFAULT_GROUP`, those of
+    its columns the file has).
 
     Raises:
         ValueError: a required column is missing (the message lists the file's columns), a human score is
@@ -50,7 +56,11 @@ def read_judgments(
     for name in (cand, ref, human):
         if name not in columns:
             raise ValueError(f"{path.name}: column {name!r} not found; the file has: {', '.join(map(str, columns))}")
-    group = [g for g in group if g in columns]
+    if group is None:
+        group = [g for g in DEFAULT_GROUP if g in columns]
+    elif missing := [g for g in group if g not in columns]:
+        has = ", ".join(map(str, columns))
+        raise ValueError(f"{path.name}: group column {missing[0]!r} not found; the file has: {has}")
     scores = []
     for i, row in enumerate(rows, start=2):
         value = _number(row[human], f"{path.name} line {i}")

@@ -406,3 +406,15 @@ def test_a_checked_value_is_named_by_its_flag(flag, name, capsys):
 
     assert main(["-c", "a", "-r", "b", "-m", fb.DEFAULT_MODEL, flag, "0"]) == 2
     assert capsys.readouterr().err.strip() == f"bertscore: error: {name} must be a positive integer, got 0"
+
+
+def test_correlate_refuses_a_group_column_the_file_lacks(tmp_path, capsys):
+    from fastbertscore.cli.main import main
+
+    data = tmp_path / "ratings.tsv"
+    data.write_text("candidate\treference\thuman\tlp\nx\ty\t0.5\tde-en\n")
+    assert main(["correlate", "--data", str(data), "--group", "lp,lnag", "-m", fb.DEFAULT_MODEL]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "bertscore: error: ratings.tsv: group column 'lnag' not found; the file has: " + (
+        "candidate, reference, human, lp"
+    )

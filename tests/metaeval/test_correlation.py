@@ -105,6 +105,11 @@ def test_bad_files(tmp_path):
     bad.write_text("candidate\treference\thuman\nx\ty\t0.5\nx\ty\thigh\n")
     with pytest.raises(ValueError, match="line 3: human score 'high' is not a number"):
         metaeval.read_judgments(bad)
+    rated = tmp_path / "r.tsv"
+    rated.write_text("candidate\treference\thuman\tlp\nx\ty\t0.5\tde-en\n")
+    assert metaeval.read_judgments(rated).groups == ["de-en"]  # by default year and lp, where the file has them
+    with pytest.raises(ValueError, match="group column 'lang' not found; the file has: candidate, reference, human"):
+        metaeval.read_judgments(rated, group=("lp", "lang"))  # a column asked for by name is never dropped in silence
 
 
 def test_json_lines_numbers_are_labels_and_texts_must_be_text(tmp_path):
