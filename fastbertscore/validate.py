@@ -10,7 +10,7 @@ import logging
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -26,23 +26,23 @@ Refs = Texts | Sequence[Texts]
 
 @dataclass(frozen=True)
 class Pairs:
-    """Candidates and references flattened into one (candidate, reference) pair per row.
-
-    ``groups[i]`` is the slice of rows that belong to input candidate ``i``; with single references
-    every group has length one.
-    """
+    """Candidates and references flattened into one (candidate, reference) pair per row. ``groups[i]`` is the slice
+    of rows of input candidate ``i`` (each of length one with single references); ``names(side, i)``, where given,
+    is the caller's name of its text on ``side`` (``compare``'s outputs side by side: ``systems['B'][2]``)."""
 
     cands: list[str]
     refs: list[str]
     groups: list[tuple[int, int]]
     multi_ref: bool
+    names: Callable[[str, int], str] | None = None
 
     def label(self, side: str, row: int) -> str:
         """Name pair ``row``'s text as the caller wrote it: ``cands[3]``, ``refs[3]`` or ``refs[3][1]``."""
         owner = bisect_right(self.groups, (row, float("inf"))) - 1
+        name = self.names(side, owner) if self.names is not None else f"{side}[{owner}]"
         if side == "refs" and self.multi_ref:
-            return f"refs[{owner}][{row - self.groups[owner][0]}]"
-        return f"{side}[{owner}]"
+            return f"{name}[{row - self.groups[owner][0]}]"
+        return name
 
 
 def check_list(value: object, name: str, of: str = "strings") -> list[object]:  # any iterable but str or a mapping

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -177,8 +177,11 @@ def compare(
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]  # no test: as with "bs"
     # Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
+    pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
+    per = len(names)  # pair i is system i % per's output for segment i // per, named so in warnings
+    call = lambda side, i: f"systems[{names[i % per]!r}][{i // per}]" if side == "cands" else f"references[{i // per}]"
     result = run(
-        check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names]),
+        replace(pairs, names=call),
         settings,
         scorer=scorer,
         caller="compare()",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -128,6 +129,18 @@ def test_rescaled_and_several_references(systems):
     for name, out in outputs.items():
         assert_scores_close(result.segment_scores[name], scorer.score(out, multi), baseline=scorer.baseline_vals)
     assert result.baseline == "Facebook-AI" and "|r:baseline:" in result.signature
+
+
+def test_an_empty_output_is_named_by_its_system_and_segment(caplog):
+    # compare lays the systems' outputs side by side; a warning names the output as the caller wrote it
+    refs = ["The cat sat on the mat.", "It is raining.", "A dog ran."]
+    outputs = {"A": ["A cat sat.", "It rains.", "A dog."], "B": ["The cat.", "Rain.", " "]}
+    multi = [[r, "Something else."] for r in refs[:2]] + [["", "A dog ran fast."]]
+    with caplog.at_level(logging.WARNING, logger="fastbertscore"):
+        fb.compare(outputs, multi, test=None, model_type=MINILM)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "1 candidate(s) empty (first: systems['B'][2])" in said
+    assert "1 reference(s) empty (first: references[2][0])" in said
 
 
 def test_tables_name_the_baseline_mark_significance_and_carry_the_signature(systems):
