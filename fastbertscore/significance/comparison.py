@@ -11,12 +11,14 @@ from typing import Any, cast
 import numpy as np
 
 from fastbertscore.front import run
+from fastbertscore.hardware import free_device_memory
 from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.signature import Signature
 from fastbertscore.significance.resampling import (
     AR_CONFIDENCE_SAMPLES,
     DEFAULT_SAMPLES,
+    RESAMPLE_BYTES,
     TESTS,
     Interval,
     Test,
@@ -263,4 +265,11 @@ def _check(
         names.insert(0, baseline)
     for name in names:
         check_pairs(systems[name], references, names=(f"systems[{name!r}]", "references"))
+    if n_samples is not None:  # refused now, not in a MemoryError after the scoring
+        need, free = RESAMPLE_BYTES[test or "bs"] * n_samples * len(references), free_device_memory("cpu")
+        if need > free:
+            raise ValueError(
+                f"n_samples={n_samples:,} over {len(references):,} segments needs about {need / 2**30:,.1f} GiB for "
+                f"the resampling, more than the {free / 2**30:,.1f} GiB free here; give fewer"
+            )
     return names, [list(systems[name]) for name in names], list(references)

@@ -23,6 +23,8 @@ Test = Literal["bs", "ar"]
 DEFAULT_SAMPLES = {"bs": 1000, "ar": 10000}
 #: Bootstrap resamples for the intervals of an approximate randomization run (sacrebleu's --paired-ar-confidence-n).
 AR_CONFIDENCE_SAMPLES = 1000
+#: Bytes a resample or trial takes per segment at once: a bootstrap's int64 index and float64 score, a trial's mask.
+RESAMPLE_BYTES = {"bs": 16, "ar": 1}
 
 
 @dataclass(frozen=True)

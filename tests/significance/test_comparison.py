@@ -177,6 +177,12 @@ def test_tables_name_the_baseline_mark_significance_and_carry_the_signature(syst
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"test": "t"}, ValueError, "test='t' is not one of 'bs', 'ar', None"),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"n_samples": 0}, ValueError, "n_samples"),
         ({"A": ["x", "y"], "B": ["x", "y"]}, {"seed": -1}, ValueError, r"seed must be 0 or more \(or None\), got -1"),
+        (  # 10**15 resamples of 2 segments: about 29,000 TiB, more than any host has (a MemoryError after the work)
+            {"A": ["x", "y"], "B": ["x", "y"]},
+            {"n_samples": 10**15},
+            ValueError,
+            r"n_samples=1,000,000,000,000,000 over 2 segments needs about 29,802,322.4 GiB for the resampling, more",
+        ),
     ],
 )
 def test_bad_input_is_refused_before_any_model_work(systems, kwargs, error, message):
