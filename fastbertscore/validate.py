@@ -27,22 +27,22 @@ Refs = Texts | Sequence[Texts]
 @dataclass(frozen=True)
 class Pairs:
     """Candidates and references flattened into one (candidate, reference) pair per row. ``groups[i]`` is the slice
-    of rows of input candidate ``i`` (each of length one with single references); ``names(side, i)``, where given,
-    is the caller's name of its text on ``side`` (``compare``'s outputs side by side: ``systems['B'][2]``)."""
+    of rows of input candidate ``i`` (each of length one with single references); ``names(side, i, k)``, where given,
+    names its text on ``side`` (``k``: which of its references) as the caller wrote it (``systems['B'][2]``)."""
 
     cands: list[str]
     refs: list[str]
     groups: list[tuple[int, int]]
     multi_ref: bool
-    names: Callable[[str, int], str] | None = None
+    names: Callable[[str, int, int | None], str] | None = None
 
     def label(self, side: str, row: int) -> str:
         """Name pair ``row``'s text as the caller wrote it: ``cands[3]``, ``refs[3]`` or ``refs[3][1]``."""
         owner = bisect_right(self.groups, (row, float("inf"))) - 1
-        name = self.names(side, owner) if self.names is not None else f"{side}[{owner}]"
-        if side == "refs" and self.multi_ref:
-            return f"{name}[{row - self.groups[owner][0]}]"
-        return name
+        k = row - self.groups[owner][0] if side == "refs" and self.multi_ref else None
+        if self.names is not None:
+            return self.names(side, owner, k)
+        return f"{side}[{owner}]" if k is None else f"{side}[{owner}][{k}]"
 
 
 def check_list(value: object, name: str, of: str = "strings") -> list[object]:  # any iterable but str or a mapping

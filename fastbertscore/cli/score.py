@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
 from fastbertscore.cli.common import (
     InputError,
@@ -34,7 +35,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[list[str]]]:
+def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[list[str]], bool]:
+    """The candidates, the references, and whether they came from files (else from the command line)."""
     uses_stdin = [args.cand, *args.ref].count("-")
     if uses_stdin > 1:
         raise InputError(
@@ -47,7 +49,7 @@ def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[
     if cands is None:
         if any(lines is not None for lines in ref_lines):
             raise InputError("--cand is a string but --ref names a file; give both as files or both as strings")
-        return [args.cand], [list(args.ref)]
+        return [args.cand], [list(args.ref)], False
     files = [lines for lines in ref_lines if lines is not None]
     if len(files) != len(ref_lines):
         bad = args.ref[[lines is None for lines in ref_lines].index(True)]
@@ -56,16 +58,23 @@ def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[
         if len(lines) != len(cands):
             raise InputError(f"reference {name} has {len(lines)} lines but the candidates have {len(cands)}")
     refs = files[0] if len(files) == 1 else [list(group) for group in zip(*files, strict=True)]
-    return cands, refs
+    return cands, refs, True
+
+
+def _line(name: str, i: int) -> str:
+    return f"{'standard input' if name == '-' else name} line {i + 1}"
 
 
 def _run(args: argparse.Namespace) -> int:
     from fastbertscore.front import run
     from fastbertscore.validate import check_pairs
 
-    cands, refs = _read_inputs(args)
+    cands, refs, from_files = _read_inputs(args)
     settings = settings_from(args, "bertscore")
-    result = run(check_pairs(cands, refs), settings, shared=False, verbose=args.verbose or len(cands) >= 1000)
+    pairs = check_pairs(cands, refs)
+    if from_files:  # a warning names the file and the line
+        pairs = replace(pairs, names=lambda side, i, k: _line(args.cand if side == "cands" else args.ref[k or 0], i))
+    result = run(pairs, settings, shared=False, verbose=args.verbose or len(cands) >= 1000)
     (P, R, F), hashcode = result.scores, result.hash
     mean = [float(x.mean()) for x in (P, R, F)]
     if args.output == "json":

@@ -180,10 +180,8 @@ def compare(
     # Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
     pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
-    per = len(names)  # pair i is system i % per's output for segment i // per, named so in warnings
-    call = lambda side, i: f"systems[{names[i % per]!r}][{i // per}]" if side == "cands" else f"references[{i // per}]"
     result = run(
-        replace(pairs, names=call),
+        replace(pairs, names=lambda side, i, k: _name(names, side, i, k)),
         settings,
         scorer=scorer,
         caller="compare()",
@@ -197,6 +195,14 @@ def compare(
     per_system = {name: segments[k] for k, name in enumerate(names)}  # each (3, segments)
     results = _system_scores(segments, names, test, n_samples, seed)
     return Comparison(results, test, n_samples, seed, cast(Signature, result.signature).short(), per_system)
+
+
+def _name(names: list[str], side: str, i: int, k: int | None) -> str:
+    """Pair ``i`` is system ``i % len(names)``'s output for segment ``i // len(names)``: so warnings name it."""
+    segment = i // len(names)
+    if side == "cands":
+        return f"systems[{names[i % len(names)]!r}][{segment}]"
+    return f"references[{segment}]" + ("" if k is None else f"[{k}]")
 
 
 def _system_scores(

@@ -80,6 +80,16 @@ def test_strings_several_references(capsys):
     assert_close(_json(capsys)["F1"], F[0], prf_bounds()[2], "F1")
 
 
+def test_an_empty_line_is_named_by_its_file_and_line(files, tmp_path, caplog):
+    paths, _cands, refs = files
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n".join(refs[:2] + [" "] + refs[3:]) + "\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="fastbertscore"):
+        assert main(["-c", str(paths["cand"]), "-r", str(paths["ref"]), str(blank), "-m", MINILM, "-l", "3"]) == 0
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert f"1 reference(s) empty (first: {blank} line 3)" in said  # the file and line, not refs[2][1]
+
+
 @pytest.mark.slow  # the default model's load: .ci/run's second path keeps to the fast numeric tests
 def test_stdin_and_default_model(files, monkeypatch, capsys):
     # In this process, stdin a byte stream as a pipe gives (the command reads its bytes as UTF-8); a real process
