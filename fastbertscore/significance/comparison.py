@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -179,9 +180,8 @@ def compare(
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]  # no test: as with "bs"
     # Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
-    pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
     result = run(
-        replace(pairs, names=lambda side, i, k: _name(names, side, i, k)),
+        replace(check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names]), names=partial(_name, names)),
         settings,
         scorer=scorer,
         caller="compare()",

@@ -180,6 +180,8 @@ def compare_systems(
     check_total(files)
     check_box(ref_text, "The references box")
     check_box(systems_text, "The systems box")
+    if ref_file is not None and (ref_text or "").strip():  # one of them would be dropped in silence
+        raise ValueError("The references were both uploaded and pasted: give them one way, the file or the box")
     refs = lines_of(ref_file)[1] if ref_file is not None else parse_lines(ref_text)
     systems = gather_systems([lines_of(file) for file in system_files], systems_text)
     check_systems(systems, refs)

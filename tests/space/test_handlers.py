@@ -114,6 +114,15 @@ def test_uploaded_system_files_are_named_by_their_file(tmp_path):
     assert view.comparison.test is None
 
 
+def test_references_both_uploaded_and_pasted_are_refused_not_half_dropped(tmp_path):
+    (tmp_path / "refs.txt").write_text("".join(f"{x}\n" for x in SEGMENT_REFS), encoding="utf-8")
+    pasted = "".join(f"=== {name}\n" + "".join(f"{x}\n" for x in lines) + "\n" for name, lines in SYSTEMS.items())
+    with pytest.raises(ValueError, match="The references were both uploaded and pasted: give them one way"):
+        space.compare_systems(
+            str(tmp_path / "refs.txt"), "\n".join(SEGMENT_REFS), None, pasted, "paired bootstrap", 0, 1
+        )
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
