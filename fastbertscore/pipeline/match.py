@@ -27,9 +27,9 @@ def greedy_match(
 
     Args:
         cand: ``(..., B, Tc, D)`` unit-norm candidate token embeddings (leading dims, e.g. layers, broadcast),
-            zero vectors on padding (as :func:`~.batching.pad` pads). With one dimension more than ``ref``,
-            ``(..., B, K, Tc, D)``: up to ``K`` candidates against each of the ``B`` references, so that each
-            reference is padded and multiplied once (a slot with no real token scores nothing that counts).
+            zero vectors on padding (as :func:`~.batching.pad` pads). Grouped (a mask of one dimension more than
+            ``ref_mask``): ``(..., B, K, Tc, D)``, up to ``K`` candidates against each of the ``B`` references, so
+            that each reference is padded and multiplied once (a slot with no real token scores nothing that counts).
         cand_mask: ``(B, Tc)`` (grouped: ``(B, K, Tc)``) bool, True on real tokens.
         cand_weights: token weights of the mask's shape, 0 on padding; normalised here to sum to 1 per sentence.
         ref, ref_mask, ref_weights: the same for the references, ``(..., B, Tr, D)``, ``(B, Tr)``.
@@ -40,7 +40,7 @@ def greedy_match(
         token on the other side; padding is never a match (``bert-score`` lets padding act as a similarity of 0,
         so its scores depend on what else is in the batch whenever a token's best similarity is negative).
     """
-    if cand.dim() == ref.dim():  # one candidate per reference: a group of one
+    if cand_mask.dim() == ref_mask.dim():  # one candidate per reference: a group of one
         P, R, F = greedy_match(
             cand.unsqueeze(-3), cand_mask.unsqueeze(-2), cand_weights.unsqueeze(-2), ref, ref_mask, ref_weights,
             block=block,
@@ -94,7 +94,7 @@ def _maxima(
     for start in range(0, max(cand.shape[-2], 1), block):
         part = cand[..., start : start + block, :]  # (..., B, K, b, D)
         flat = part.reshape(*part.shape[:-3], -1, part.shape[-1])
-        sim = torch.matmul(flat, ref.transpose(-1, -2)).view(*part.shape[:-1], ref.shape[-2])  # (..., B, K, b, Tr)
+        sim = torch.matmul(flat, ref.transpose(-1, -2)).unflatten(-2, part.shape[-3:-1])  # (..., B, K, b, Tr)
         if cand_mask is not None and ref_mask is not None:
             pair_mask = cand_mask[..., start : start + block].unsqueeze(-1) & ref_mask.unsqueeze(-2)
             sim = sim.masked_fill_(~pair_mask, float("-inf"))

@@ -51,6 +51,10 @@ def test_layers_broadcast():
     assert P.shape == (2, 1)
     assert_scores_close([x[0] for x in (P, R, F)], single, width=2, tokens=2)
     assert_close(F[1], torch.ones(1), prf_bounds(2, tokens=2)[2], "F of identical layers")
+    # layers on one side only broadcast against the other side's one layer, either way round
+    for one_sided in (greedy_match(stacked, mask, w, other, mask, w), greedy_match(other, mask, w, stacked, mask, w)):
+        assert one_sided[0].shape == (2, 1)
+        assert_close(one_sided[2][1], torch.ones(1), prf_bounds(2, tokens=2)[2], "F of identical layers")
 
 
 def test_a_padded_batch_scores_each_pair_as_alone_when_padding_would_win():
