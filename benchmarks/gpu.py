@@ -22,7 +22,6 @@ from pathlib import Path
 
 import common
 import torch
-from common import fmt
 
 import fastbertscore as fb
 
@@ -70,8 +69,7 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
     bpe.train_from_iterator([t for p in pairs for t in p], vocab_size=8000, min_frequency=2, special_tokens=specials)
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
-    words = {"vocab": trained["vocab"], "merges": merges, "add_prefix_space": True, "model_max_length": 512}
-    tokenizer = transformers.RobertaTokenizer(**words)
+    tokenizer = transformers.RobertaTokenizer(trained["vocab"], merges, add_prefix_space=True, model_max_length=512)
     sizes = {"hidden_size": shape["width"], "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"]}
     extra = {"max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": tokenizer.pad_token_id}
     config = transformers.RobertaConfig(
@@ -246,8 +244,8 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
     speed_rows = [
         [r["model"], r["pairs"], r["distinct_texts"], r["contender"], f"{r['seconds']:.2f}", f"{r['pairs_per_s']:.0f}"]
         + [f"{r['x_bert_score']:.2f}", f"{r['peak_mb_above_model']:.0f}", f"{r['max_dF_vs_exact']:.1e}"]
-        + [fmt(r.get(k), s) for k, s in (("tokens_per_s", ".0f"), ("bare_encoder_tokens_per_s", ".0f"))]
-        + [fmt(r.get("share_of_bare"), ".0%")]
+        + [common.fmt(r.get(k), s) for k, s in (("tokens_per_s", ".0f"), ("bare_encoder_tokens_per_s", ".0f"))]
+        + [common.fmt(r.get("share_of_bare"), ".0%")]
         for r in speed
     ]
     text += common.table([*columns, "share:"], speed_rows) if speed_rows else ""
@@ -261,7 +259,7 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
         rest = lambda ph: ph["call"] - sum(v for k, v in ph.items() if k != "call")
         body = [
             [r["model"], r["pairs"], r["contender"], f"{ph['call']:.3f}"]
-            + [*(fmt(ph.get(k), ".3f") for k in common.PHASES), f"{rest(ph):.3f}"]
+            + [*(common.fmt(ph.get(k), ".3f") for k in common.PHASES), f"{rest(ph):.3f}"]
             for r, ph in split
         ]
         text += common.table(columns, body)

@@ -24,7 +24,7 @@ def child(contender: str, layer: str, n: str) -> dict:
     return at_scale.child(contender, ORDER, n)
 
 
-def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
+def table(results: dict[int, dict[str, list[dict]]], n: int) -> str:
     import transformers
 
     head = (
@@ -35,10 +35,10 @@ def table(results: dict[tuple[int, str], list[dict]], n: int) -> str:
     columns = ["layer:", "contender", "whole call s:", "inside the model s:", "outside the model s:"]
     columns += [f"{p}:" for p in (*common.PHASES, "rest")] + ["speed-up:", "outside: ours / theirs:"]
     body = []
-    for layer in sorted({layer for layer, _ in results}):
-        theirs = common.median(results[(layer, "bert-score")])
+    for layer in sorted(results):
+        theirs = common.median(results[layer]["bert-score"])
         for contender in CONTENDERS:
-            r, spread = common.median(runs := results[(layer, contender)]), common.spread([x["seconds"] for x in runs])
+            r, spread = common.median(runs := results[layer][contender]), common.spread([x["seconds"] for x in runs])
             phases, outside = r["phases"], r["seconds"] - r["encoder_seconds"]
             cells = [common.fmt(phases.get(p), ".2f") for p in common.PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
@@ -56,12 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=19238)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(common.HERE / "host_path_results.md"))
-    if (args := common.command_line(parser, child, argv, nargs=3)) is None:
-        return 0
-    results: dict[tuple[int, str], list[dict]] = {}
-    for layer in map(int, args.layers.split(",")):
-        runs = common.alternate(__file__, list(CONTENDERS), args.rounds, layer, args.pairs)
-        results |= {(layer, contender): done for contender, done in runs.items()}
+    args = common.command_line(parser, child, argv, nargs=3)
+    layers = map(int, args.layers.split(","))
+    results = {layer: common.alternate(__file__, list(CONTENDERS), args.rounds, layer, args.pairs) for layer in layers}
     common.write(table(results, args.pairs), args.out)
     return 0
 

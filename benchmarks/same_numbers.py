@@ -40,8 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="main", help="a git revision of this repository")
     parser.add_argument("--pairs", type=int, default=0, help="only the first N pairs (default: all 19,238)")
-    if (args := common.command_line(parser, child, argv, nargs=1)) is None:
-        return 0
+    args = common.command_line(parser, child, argv, nargs=1)
     sys.path.insert(0, str(common.ROOT / "tests"))
     from tolerances import prf_bounds
 
@@ -58,9 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         a, b = earlier[name], current[name]
         bounds = prf_bounds(baseline=b["baseline"]) if b["baseline"] else prf_bounds()
         line = [f"{name:>15}:"]
-        for k, column in enumerate("PRF"):
+        for column, bound in zip("PRF", map(float, bounds), strict=True):  # F's is twice P's (tests/tolerances.py)
             diff = (torch.tensor(a[column]) - torch.tensor(b[column])).abs()
-            bound = float(bounds[k])  # F's is twice P's (tests/tolerances.py)
             outside += int((diff > bound).sum())
             line.append(f"max |Δ{column}| {float(diff.max()):.2e} (bound {bound:.1e})")
         print(" ".join(line), f"over {len(a['F'])} pairs")

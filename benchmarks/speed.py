@@ -21,27 +21,23 @@ import torch
 import fastbertscore as fb
 
 LAYER = 6  # all six layers of all-MiniLM-L6-v2
-Calls = list[tuple[list[str], list[str]]]
 
 
-def _split(pairs) -> tuple[list[str], list[str]]:
-    return [c for c, _ in pairs], [r for _, r in pairs]
-
-
-def workload(name: str) -> Calls:
+def workload(name: str) -> list[tuple[list[str], list[str]]]:
     """A workload: its calls, each (candidates, references)."""
     rows = common.rows()
     if name == "a":  # 600 unique real MT pairs
-        return [_split(list(dict.fromkeys((r["candidate"], r["reference"]) for r in rows))[:600])]
+        pairs = list(dict.fromkeys((r["candidate"], r["reference"]) for r in rows))[:600]
+        return [([c for c, _ in pairs], [r for _, r in pairs])]
     if name == "b":  # 8 systems against the same references, one call per system
         group = [r for r in rows if r["year"] == "2021" and r["lp"] == "ja-en"]
         systems = sorted({r["system"] for r in group})[:8]
         by = {(r["system"], r["seg_id"]): r for r in group}
         segs = sorted({r["seg_id"] for r in group if all((s, r["seg_id"]) in by for s in systems)}, key=int)
-        return [_split((by[(s, g)]["candidate"], by[(s, g)]["reference"]) for g in segs) for s in systems]
+        return [([by[(s, g)]["candidate"] for g in segs], [by[(s, g)]["reference"] for g in segs]) for s in systems]
     if name.startswith("c"):  # growth: the first N thousand rows, cycled
         picked = [rows[i % len(rows)] for i in range(int(name[1:].rstrip("k")) * 1000)]
-        return [_split((r["candidate"], r["reference"]) for r in picked)]
+        return [([r["candidate"] for r in picked], [r["reference"] for r in picked])]
     if name == "d":  # long documents near 512 tokens: 20 consecutive segments of one test set joined, 4 systems
         group, docs = [r for r in rows if r["year"] == "2022" and r["lp"] == "cs-en"], []
         for system in sorted({r["system"] for r in group})[:4]:
@@ -49,7 +45,7 @@ def workload(name: str) -> Calls:
             for chunk in (mine[k : k + 20] for k in range(0, 200, 20)):
                 if len(chunk) == 20 and all(r["candidate"].strip() for r in chunk):  # bert-score fails on empty texts
                     docs.append((" ".join(r["candidate"] for r in chunk), " ".join(r["reference"] for r in chunk)))
-        return [_split(docs)]
+        return [([c for c, _ in docs], [r for _, r in docs])]
     if name.startswith("w"):  # window mode at about N thousand tokens per text (about 0.75 words per token)
         k = int(name[1:].rstrip("k"))
         words, size = " ".join(r["reference"] for r in rows).split(), int(k * 1000 * 0.75)
@@ -119,8 +115,7 @@ def child(contender: str, name: str) -> dict:
     score = _scorer(contender, name, common.minilm())
     # Warm-up (kernel selection), not timed, the same for every contender: 32 pairs from the end of the data, which
     # no workload's calls use except c's cycled rows, so that no cache starts out holding the workload's texts.
-    warm = common.rows()[-32:]
-    score([r["candidate"] for r in warm], [r["reference"] for r in warm])
+    common.warm_up(score, common.rows()[-32:])
     start = time.perf_counter()
     F = [score(c, r)[2] for c, r in calls]
     F = None if F[0] is None else [f.tolist() for f in F]
@@ -167,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="results file (default: benchmarks/results_<cpu class>.md)")
     # Before torch starts: oneDNN's kernel cache, capped for reduced precision on CPU (docs/speed.md).
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "64")
-    if (args := common.command_line(parser, child, argv, nargs=2)) is None:
-        return 0
+    args = common.command_line(parser, child, argv, nargs=2)
     args.out = args.out or str(common.HERE / f"results_{common.cpu_class()}.md")
     rows = []
     for name in args.workloads.split(","):

@@ -44,12 +44,6 @@ class TestSet(NamedTuple):
     ref: str  # the primary reference's letter
     dropped: tuple[str, ...] = ()  # human references scored as systems
 
-    def da(self) -> str:  # the DA files' name of the pair (liv-en is lv-en there)
-        return "lv-en" if self.lp == "liv-en" else self.lp
-
-    def humaneval(self) -> str:
-        return "humaneval/newstest2021-toen" if self.year == 2021 else "humaneval/DA/newstest2022-toen"
-
 
 #: The test set's file names (xml, txt) by year.
 TESTSET = {2021: ("newstest2021", "newstest2021"), 2022: ("wmttest2022", "generaltest2022")}
@@ -81,9 +75,8 @@ class Source:
         repo, pinned = REPOS[year]
         commit = commit or pinned
         if self.clones:
-            done = subprocess.run(
-                ["git", "-C", str(self.clones[year]), "show", f"{commit}:{path}"], capture_output=True, check=False
-            )
+            git = ["git", "-C", str(self.clones[year]), "show", f"{commit}:{path}"]
+            done = subprocess.run(git, capture_output=True, check=False)
             if done.returncode != 0:
                 raise SystemExit(f"{self.clones[year]}: no {path} at {commit[:10]}: {done.stderr.decode().strip()}")
             data = done.stdout
@@ -108,44 +101,37 @@ def line_of_sid(xml: str, year: int) -> tuple[dict[int, int], list[int]]:
         lines[doc.attrib["id"]] = range(line + 1, line + n + 1)
         line += n
         ends.append(line)
-    by_sid = [ln for doc_id in sorted(lines) for ln in lines[doc_id]]
-    return {sid: ln for sid, ln in enumerate(by_sid, start=1)}, ends
+    return dict(enumerate((ln for doc_id in sorted(lines) for ln in lines[doc_id]), start=1)), ends
 
 
 def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
     xml_name, txt_name = TESTSET[ts.year]
+    da = "lv-en" if ts.lp == "liv-en" else ts.lp  # the DA files' name of the pair
+    humaneval = "humaneval/newstest2021-toen" if ts.year == 2021 else "humaneval/DA/newstest2022-toen"
     xml = source.text(ts.year, f"xml/{xml_name}.{ts.lp}.all.xml", XML_COMMIT.get((ts.year, ts.lp)))
     line, ends = line_of_sid(xml, ts.year)
     refs = source.text(ts.year, f"txt/references/{txt_name}.{ts.lp}.ref.{ts.ref}.en").split("\n")
-    p = ts.da().replace("-", "")
     raters: dict[tuple[str, int], set[str]] = {}
-    judged = source.text(ts.year, f"{ts.humaneval()}/ad-{p}-good-stnd-redup.csv")
-    head, *body = judged.splitlines()
+    head, *body = source.text(ts.year, f"{humaneval}/ad-{da.replace('-', '')}-good-stnd-redup.csv").splitlines()
     for row in (dict(zip(head.split(), line.split("\t"), strict=False)) for line in body):
         if row["type"] in ("SYSTEM", "REPEAT"):
             raters.setdefault((row["sys_id"], int(row["sid"])), set()).add(row["WorkerId"])
     outputs: dict[str, list[str]] = {}
-    found, scores = [], source.text(ts.year, f"{ts.humaneval()}/ad-seg-scores-{ts.da()}.csv").splitlines()[1:]
+    found, scores = [], source.text(ts.year, f"{humaneval}/ad-seg-scores-{da}.csv").splitlines()[1:]
     for sys_id, sid, raw, z, *_ in (ln.split() for ln in scores):
         sid, raw = int(sid), float(raw)
         system = RENAMED.get(re.sub(r"\.\d+$", "", sys_id), re.sub(r"\.\d+$", "", sys_id))
         if system in ts.dropped or (raw == 0 and float(z) == 0 and (sys_id, sid) not in raters):
             continue
         if system not in outputs:
-            hyp = f"txt/system-outputs/{txt_name}.{ts.lp}.hyp.{system}.en"
-            outputs[system] = source.text(ts.year, hyp).split("\n")
+            outputs[system] = source.text(ts.year, f"txt/system-outputs/{txt_name}.{ts.lp}.hyp.{system}.en").split("\n")
         seg = line[sid]
         if (candidate := outputs[system][seg - 1]).strip():
-            found.append((seg, system, candidate, refs[seg - 1], f"{float(z):.6f}", len(raters[(sys_id, sid)])))
+            found.append((seg, system, candidate, refs[seg - 1], f"{float(z):.6f}", str(len(raters[(sys_id, sid)]))))
     found.sort(key=lambda r: (r[0], r[1]))
-    # Segments in line order until ROWS_PER_SET rows, then on to the end of the document that reached it.
-    enough = found[min(ROWS_PER_SET, len(found)) - 1][0]
+    enough = found[min(ROWS_PER_SET, len(found)) - 1][0]  # ROWS_PER_SET rows, then to the end of that document
     last = next(end for end in ends if end >= enough)
-    return [
-        [ts.lp, str(ts.year), system, str(seg), candidate, reference, z, str(n)]
-        for seg, system, candidate, reference, z, n in found
-        if seg <= last
-    ]
+    return [[ts.lp, str(ts.year), system, str(seg), *cells] for seg, system, *cells in found if seg <= last]
 
 
 def build(source: Source, out: Path) -> str:
