@@ -61,7 +61,7 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
 
 def command_line(parser, child, argv: list[str] | None, nargs: int) -> argparse.Namespace:
     """``parser``'s arguments. A ``--child`` process (:func:`in_child`) exits 0 once its answer, ``child(*its nargs
-    strings)``, went out as one line of JSON, last on stdout; any process exits 2 if the pairs file is missing."""
+    strings)``, went out as one line of JSON, last on stdout; the parent exits 2 if the pairs file is missing."""
     parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

@@ -57,6 +57,21 @@ def test_layers_broadcast():
         assert_close(one_sided[2][1], torch.ones(1), prf_bounds(2, tokens=2)[2], "F of identical layers")
 
 
+def test_layers_on_one_side_pair_each_item_with_its_own_reference_when_layers_equal_items():
+    """(L=2, B=2, Tc, D) candidates against (B=2, Tr, D) references: item b of every layer against reference b, never
+    read as two candidates of one reference (a grouped input has a mask of one dimension more)."""
+    torch.manual_seed(2)
+    unit = lambda *shape: torch.nn.functional.normalize(torch.randn(*shape), dim=-1)
+    cand, ref = unit(2, 2, 3, 4), unit(2, 5, 4)
+    cand_mask, ref_mask = torch.ones(2, 3, dtype=torch.bool), torch.ones(2, 5, dtype=torch.bool)
+    both = greedy_match(cand, cand_mask, cand_mask.float(), ref, ref_mask, ref_mask.float())
+    for layer in range(2):
+        for b in range(2):
+            one = greedy_match(cand[layer, b : b + 1], cand_mask[:1], cand_mask[:1].float(), ref[b : b + 1],
+                               ref_mask[:1], ref_mask[:1].float())  # fmt: skip
+            assert_scores_close([x[layer, b : b + 1] for x in both], one, width=4, tokens=5)
+
+
 def test_a_padded_batch_scores_each_pair_as_alone_when_padding_would_win():
     """Padding is zero vectors (similarity 0); pairs whose best similarities are negative, next to longer texts
     that pad them, must score as they do alone, where nothing pads them."""
