@@ -26,7 +26,6 @@ from fastbertscore.pipeline.embedder import Embedder
 from fastbertscore.pipeline.match import greedy_match
 from fastbertscore.pipeline.plan import Schedule, plan
 from fastbertscore.pipeline.prepare import Distinct, Names, Prepared, warn_empty
-from fastbertscore.pipeline.tokens import Tokenized
 from fastbertscore.validate import Pairs
 
 logger = logging.getLogger(__name__)
@@ -93,6 +92,7 @@ def _run(
     steps need. A text the disk lost (full, unwritable) is embedded again, never guessed."""
     encoder, n_layers, tok = embedder.encoder, embedder.n_layers, prepared.tok
     weights = prepared.token_weights
+    length = tok.packed.lengths.tolist()  # tokens of each distinct text, read once for every step
     bar = tqdm(total=len(schedule.embedded), desc="embedding", unit="sent", disable=not verbose)
     kept = KeptEmbeddings(budget.kept_bytes, encoder.device)
     # Scores gather on the encoder's device and come back in one copy at the end: a copy per matching step would
@@ -112,7 +112,7 @@ def _run(
             emb = {u: e for u in step.texts if u not in fresh and (e := kept.get(u)) is not None}
             missing = [u for u in step.texts if u not in emb]  # first needed here, or lost by the disk
             emb.update(embedder.embed(tok.ids, missing, progress=bar, ceiling=within))
-            for groups in _match_batches(list(step.rows), texts, tok, n_layers, encoder.width, budget.match_entries):
+            for groups in _match_batches(list(step.rows), texts, length, n_layers, encoder.width, budget.match_entries):
                 scores = _match(groups, texts, emb, weights, encoder.all_layers, budget.match_entries)
                 at = to_device(torch.tensor([row for g in groups for row in g]), scores_here.device)
                 scores_here[:, at] = scores.to(torch.float32)
@@ -150,7 +150,7 @@ def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int
 
 
 def _match_batches(
-    rows: list[int], texts: _Texts, tok: Tokenized, n_layers: int, width: int, entries: int
+    rows: list[int], texts: _Texts, length: list[int], n_layers: int, width: int, entries: int
 ) -> Iterator[list[list[int]]]:
     """Rows grouped by reference (each reference is padded and matched once, against all its candidates; a group is
     cut where it alone would pass ``entries``), the groups sorted by their number of candidates and lengths and
@@ -158,7 +158,6 @@ def _match_batches(
     by_ref: dict[int, list[int]] = {}
     for row in rows:
         by_ref.setdefault(texts.ref[row], []).append(row)
-    length = tok.packed.lengths.tolist()
 
     def cost(n: int, padded: tuple[int, ...]) -> int:
         k, c, r = padded

@@ -272,11 +272,10 @@ def _check(
     for name in names:
         check_pairs(systems[name], references, names=(f"systems[{name!r}]", "references"))
     if n_samples is not None:  # refused now, not in a MemoryError after the scoring
-        # approximate randomization draws its intervals' bootstrap resamples besides its trials
-        at_once = RESAMPLE_BYTES[test or "bs"] * n_samples + (RESAMPLE_BYTES["bs"] * AR_CONFIDENCE_SAMPLES) * (
-            test == "ar"
-        )
-        need, free = at_once * len(references), free_device_memory("cpu")
+        per_segment = RESAMPLE_BYTES[test or "bs"] * n_samples
+        if test == "ar":  # its intervals draw bootstrap resamples besides the trials
+            per_segment += RESAMPLE_BYTES["bs"] * AR_CONFIDENCE_SAMPLES
+        need, free = per_segment * len(references), free_device_memory("cpu")
         if need > free:
             raise ValueError(
                 f"n_samples={n_samples:,} over {len(references):,} segments needs about {need / 2**30:,.1f} GiB for "
