@@ -1,13 +1,15 @@
 """Keep memory bounded on large corpora: give freed heap back to the OS between steps, and within a step, once the
-process grows past what the call's budget accounts for.
+process grows past what the call's budget accounts for; a call ends as its last step does, under its ceiling.
 
 Each step of a call allocates and frees embeddings and encoder activations in tensors of many sizes; glibc keeps
 the freed pages in fragmented arenas, so RSS can creep up with the number of steps. ``malloc_trim`` returns
 them; elsewhere it is a no-op. Each trim costs the pages faulted in again, and on a CPU the next step would reuse
 those pages, so a trim happens only past the call's ceiling (:func:`keep_under_ceiling`, given the call's
 :data:`Ceiling`): between steps for every call, and after each encoder batch and matching step too for a call with
-``memory_mb``, where the same fragmentation grows a small budget's RSS well past what the call holds.
-docs/speed.md has the measurements.
+``memory_mb``, where the same fragmentation grows a small budget's RSS well past what the call holds. A call
+does not trim at its end either: the next call reuses those pages (``datasets.map`` calls ``compute`` once per
+batch, and a trim after each cost it 1.1 million page faults over the WMT file, about 5% of its time). A server
+that waits between requests trims after each (the Space's model thread). docs/speed.md has the measurements.
 """
 
 from __future__ import annotations

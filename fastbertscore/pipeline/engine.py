@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from fastbertscore import exact
 from fastbertscore.cache.spill import KeptEmbeddings
-from fastbertscore.heap import keep_under_ceiling, release_free_memory
+from fastbertscore.heap import keep_under_ceiling
 from fastbertscore.phases import phase
 from fastbertscore.pipeline.batching import Packed, buckets, pad, to_device
 from fastbertscore.pipeline.budget import FLOAT_BYTES, MB, STEP_SHARE, Budget
@@ -125,7 +125,6 @@ def _run(
             keep_under_ceiling(limit)  # the next step reuses this one's memory, unless the process grew past the budget
         if scores_here is not out:
             out.copy_(scores_here)  # the one wait for the device's scores
-    release_free_memory()  # the call's freed heap goes back at its end (datasets.map calls again and again)
 
 
 def _check_budget(budget: Budget, live: list[int], texts: _Texts, size: list[int]) -> None:

@@ -2,7 +2,10 @@
 
 Gradio hands requests to up to 40 worker threads; when each of them ran the encoder, each got its own malloc
 arena and OpenMP team, and the Space's memory kept growing. So every handler's model step runs here, on one
-thread, and whatever it raises reaches the page as a :class:`SpaceError`: one line, never a stack trace.
+thread, and whatever it raises reaches the page as a :class:`SpaceError`: one line, never a stack trace. After
+each request the thread hands freed heap back to the OS (:func:`~fastbertscore.heap.release_free_memory`): a
+scoring call keeps it for the next one (a batch job's next call reuses it), but a server's next request may be of
+any size, hours later.
 
 The thread takes waiting requests smallest work first (then first come), at most
 :data:`~fastbertscore.space.limits.JOBS_PER_SESSION` per visitor session. A request stops between two encoder
@@ -26,6 +29,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from fastbertscore.heap import release_free_memory
 from fastbertscore.pipeline.budget import BatchHook
 from fastbertscore.space.limits import DEADLINE_S, JOBS_PER_SESSION, SMALL_WORK
 
@@ -131,9 +135,15 @@ class ModelThread:
         try:
             if entry.future.set_running_or_notify_cancel():
                 try:
-                    entry.future.set_result(entry.job(functools.partial(self._between_batches, entry, lend)))
+                    try:
+                        result = entry.job(functools.partial(self._between_batches, entry, lend))
+                    finally:
+                        if lend:  # a request (with the small ones lent its time) hands its freed heap back
+                            release_free_memory()
                 except BaseException as error:  # noqa: BLE001 - the caller's future raises it
                     entry.future.set_exception(error)
+                else:
+                    entry.future.set_result(result)
         finally:
             if entry.owner is not None:
                 with self._changed:
