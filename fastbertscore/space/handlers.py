@@ -28,7 +28,7 @@ from fastbertscore.space.limits import CACHE_MB, MAX_SYSTEMS, check_box, check_s
 from fastbertscore.space.models import load_scorer, loading, of_kind, scored, scorer_of_kind
 from fastbertscore.space.runner import Job, Run, here
 from fastbertscore.space.systems import check_systems, gather_systems, parse_lines
-from fastbertscore.space.uploads import Upload, check_size, check_total, lines_of, rows_of, write_results
+from fastbertscore.space.uploads import Upload, check_size, check_total, lines_of, rows_of, upload_path, write_results
 from fastbertscore.space.views import TESTS, BatchView, CompareView, Options, PairView
 from fastbertscore.space.words import reference_words
 from fastbertscore.space.work import Work, check_work, counting_model
@@ -125,8 +125,10 @@ def score_file(
     options = options or Options()
     if file is None:
         raise ValueError("Upload a .csv, .tsv or .jsonl file first")
-    inputs.reference_columns(ref_columns)  # a box of thousands of columns is refused before the file is read
-    cands, refs, groups = inputs.batch_pairs(rows_of(file), cand_column, ref_columns)
+    inputs.candidate_column(cand_column)  # an empty column box, or one of thousands of columns, is refused
+    inputs.reference_columns(ref_columns)  # before the file is read
+    name = upload_path(file).name  # messages about the file's rows and columns name it
+    cands, refs, groups = inputs.batch_pairs(rows_of(file), cand_column, ref_columns, file_name=name)
     settings = settings_for(options)
     rows = [*range(len(cands)), *(row for row, group in enumerate(groups) for _ in group)]
     texts = [*cands, *(r for g in groups for r in g)]

@@ -96,6 +96,14 @@ def check_lang(lang: object) -> str | None:
     return text.lower()
 
 
+def candidate_column(box: object) -> str:
+    """The Batch tab's candidate-column box, stripped, refused when empty (before any file is read)."""
+    name = str(box or "").strip()
+    if not name:
+        raise ValueError("Candidate column is empty: name the column that holds the candidates")
+    return name
+
+
 def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[str]:
     """The Batch tab's comma-separated reference-column box, refused when it lists no column or more than
     ``max_references`` (before any file is read)."""
@@ -121,17 +129,19 @@ def batch_pairs(
     max_chars: int = MAX_CHARS,
     max_references: int = MAX_REFERENCES,
     max_pairs: int = MAX_PAIRS,
+    file_name: str = "the file",
 ) -> tuple[list[str], list[str] | list[list[str]], list[list[str]]]:
     """The Batch tab's file rows as ``(candidates, references, groups)``: ``references`` as
     :func:`~fastbertscore.pairs_from_rows` gives them (for scoring), ``groups`` always a list per candidate.
     ``ref_columns`` is the comma-separated box. References are counted (a JSON list in a cell by its items)
-    before any is gathered.
+    before any is gathered. ``file_name`` is how messages about the upload name it.
 
     Raises:
         ValueError: more than ``max_rows`` rows, a row of more than ``max_references`` references, more than
-            ``max_pairs`` pairs in all, a missing column, or a text over ``max_chars`` (by row).
+            ``max_pairs`` pairs in all, no rows, a missing column or a cell that is not text (each naming the
+            column's box), or a text over ``max_chars`` (by row).
     """
-    names = reference_columns(ref_columns, max_references)
+    cand_name, names = candidate_column(cand_column), reference_columns(ref_columns, max_references)
     if len(rows) > max_rows:
         raise ValueError(f"The file has {len(rows)} rows; the Space scores at most {max_rows} per batch")
     pairs = 0
@@ -141,13 +151,33 @@ def batch_pairs(
             raise ValueError(f"Row {number} has {count:,} references; the Space takes at most {max_references} per row")
         pairs += count
     check_pairs(pairs, f"{len(rows):,} rows and their references", max_pairs)
-    cands, refs = pairs_from_rows(rows, cand_column.strip(), names)
+    _check_columns(rows, cand_name, names, file_name)
+    cands, refs = pairs_from_rows(rows, cand_name, names)
     groups = [group if isinstance(group, list) else [group] for group in refs]
     for row, (cand, group) in enumerate(zip(cands, groups, strict=True), start=1):
         longest = max(len(text) for text in (cand, *group))
         if longest > max_chars:
             raise ValueError(f"A text in row {row} has {longest} characters; at most {max_chars}")
     return cands, refs, groups
+
+
+def _check_columns(rows: Sequence[Mapping[str, object]], cand_name: str, names: list[str], file_name: str) -> None:
+    """Refuse rows that :func:`~fastbertscore.pairs_from_rows` would, each message naming the box of the column:
+    no rows, a column the first row lacks, a cell that is not text (a reference cell may hold a JSON list of texts).
+    """
+    if not rows:
+        raise ValueError(f"{file_name} has no rows: upload a file with a row per candidate")
+    columns, boxes = list(rows[0]), [("Candidate column", cand_name), *(("Reference column(s)", n) for n in names)]
+    for box, name in boxes:
+        if name not in columns:
+            has = ", ".join(map(str, columns))
+            raise ValueError(f"{box} names {shown(name)}, not a column of {file_name}; it has: {has}")
+    for number, row in enumerate(rows, start=1):
+        for box, name in boxes:
+            cell = row.get(name)
+            cells = cell if isinstance(cell, list) and box != "Candidate column" else [cell]
+            if not cells or not all(isinstance(text, str) for text in cells):
+                raise ValueError(f"{box} {shown(name)} holds {shown(cell)} in row {number} of {file_name}, not text")
 
 
 def is_cut(scorer: BERTScorer, text: str) -> bool:

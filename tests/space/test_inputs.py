@@ -1,9 +1,11 @@
-"""fastbertscore.space.inputs: the Pair tab's boxes are refused with a message before any model work."""
+"""fastbertscore.space.inputs: the Pair and Batch tabs' boxes are refused with a message naming the box before any
+model work."""
 
 from __future__ import annotations
 
 import pytest
 
+from fastbertscore import space
 from fastbertscore.space import batch_pairs, check_text, parse_layer, parse_references
 from fastbertscore.space.inputs import check_lang, known_langs
 
@@ -92,6 +94,73 @@ def test_batch_pairs_refuses_with_a_message(rows, message):
 def test_an_empty_reference_box_is_refused_naming_the_box(box):
     with pytest.raises(ValueError, match=r"^Reference column\(s\) is empty: name the column"):
         batch_pairs([{"candidate": "a", "reference": "b"}], "candidate", box)
+
+
+PAIRS = "candidate,reference\na,b\n"
+
+
+@pytest.mark.parametrize(
+    "name, text, cand_column, ref_columns, message",
+    [
+        ("empty.csv", "", "candidate", "reference", "empty.csv has no rows: upload a file with a row per candidate"),
+        ("header.csv", "candidate,reference\n", "candidate", "reference", "header.csv has no rows: upload a file"),
+        ("blank.jsonl", "\n", "candidate", "reference", "blank.jsonl has no rows: upload a file"),
+        (
+            "pairs.csv",
+            PAIRS,
+            "cand",
+            "reference",
+            "Candidate column names 'cand', not a column of pairs.csv; it has: candidate, reference",
+        ),
+        (
+            "pairs.csv",
+            PAIRS,
+            "candidate",
+            "reference, second",
+            "Reference column(s) names 'second', not a column of pairs.csv; it has: candidate, reference",
+        ),
+        (
+            "short.csv",
+            PAIRS + "c\n",
+            "candidate",
+            "reference",
+            "Reference column(s) 'reference' holds None in row 2 of short.csv, not text",
+        ),
+        (
+            "number.jsonl",
+            '{"candidate": 3, "reference": "b"}\n',
+            "candidate",
+            "reference",
+            "Candidate column 'candidate' holds 3 in row 1 of number.jsonl, not text",
+        ),
+        (
+            "list.jsonl",
+            '{"candidate": "a", "reference": "b"}\n{"candidate": "a", "reference": []}\n',
+            "candidate",
+            "reference",
+            "Reference column(s) 'reference' holds [] in row 2 of list.jsonl, not text",
+        ),
+    ],
+)
+def test_a_batch_file_that_does_not_fit_the_column_boxes_is_refused_naming_the_box(
+    tmp_path, name, text, cand_column, ref_columns, message
+):
+    # "column 'cand' not found", "row 2: 'reference' is None, not text", "The file has no rows": which box, which file?
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(space.SpaceError) as raised:
+        space.on_model_thread(space.score_file)(str(tmp_path / name), cand_column, ref_columns)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("box", ["", " ", None])
+def test_an_empty_candidate_box_is_refused_naming_the_box_before_the_file_is_read(tmp_path, box):
+    # "column '' not found" once the file was read; None (through the API) failed on the server.
+    with pytest.raises(
+        space.SpaceError, match=r"^Candidate column is empty: name the column that holds the candidates$"
+    ):
+        space.on_model_thread(space.score_file)(str(tmp_path / "missing.csv"), box, "reference")
+    with pytest.raises(ValueError, match=r"^Candidate column is empty"):
+        batch_pairs([{"candidate": "a", "reference": "b"}], box, "reference")
 
 
 def test_cut_note_names_the_texts_past_the_window():
