@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 
@@ -41,8 +41,12 @@ _FP32_SWITCHES = (
 )
 
 
-def _switch(backend: str, op: str) -> object:
-    return getattr(getattr(torch.backends, backend, None), op, None)
+#: Those of them this torch has, found once: module-level objects of ``torch.backends``, the same for the process.
+_SWITCHES: tuple[Any, ...] = tuple(
+    switch
+    for switch in (getattr(getattr(torch.backends, backend, None), op, None) for backend, op in _FP32_SWITCHES)
+    if hasattr(switch, "fp32_precision")
+)
 
 
 def _legacy(read: Callable[[], T]) -> T | None:
@@ -68,11 +72,10 @@ def exact_float32() -> Iterator[None]:
     """
     matmul = _legacy(torch.get_float32_matmul_precision)
     cudnn = _legacy(lambda: torch.backends.cudnn.allow_tf32)
-    switches = [s for s in (_switch(b, op) for b, op in _FP32_SWITCHES) if hasattr(s, "fp32_precision")]
-    saved = [s.fp32_precision for s in switches]
+    saved = [s.fp32_precision for s in _SWITCHES]
     torch.set_float32_matmul_precision("highest")
     torch.backends.cudnn.allow_tf32 = False
-    for switch in switches:
+    for switch in _SWITCHES:
         switch.fp32_precision = "ieee"
     try:
         yield
@@ -81,5 +84,5 @@ def exact_float32() -> Iterator[None]:
             torch.set_float32_matmul_precision(matmul)
         if cudnn is not None:
             torch.backends.cudnn.allow_tf32 = cudnn
-        for switch, value in zip(switches, saved, strict=True):
+        for switch, value in zip(_SWITCHES, saved, strict=True):
             switch.fp32_precision = value

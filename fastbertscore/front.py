@@ -30,8 +30,12 @@ from fastbertscore.validate import Matrix, Pairs, Refs, Samples, check_idf_sents
 #: scorer. A scorer of another model, or of the same one saved again, lets them all go, so that none holds a model
 #: :mod:`fastbertscore.models.shared` has let go.
 MAX_SCORERS = 4
+#: Settings kept by the options they were made from: a call with the options of an earlier one (``score`` called in
+#: a loop) finds its settings checked, not checked again.
+MAX_CHECKED = 16
 _Key = tuple[object, ...]
 _scorers: OrderedDict[_Key, BERTScorer] = OrderedDict()
+_checked: OrderedDict[_Key, Settings] = OrderedDict()
 _lock = threading.Lock()
 Options = Settings | Mapping[str, Any]
 
@@ -42,6 +46,7 @@ def clear_model_cache() -> None:
     assembly.clear_models()
     with _lock:
         _scorers.clear()
+        _checked.clear()
 
 
 def cached_scorer(settings: Settings, idf_texts: Refs | None = None) -> BERTScorer:
@@ -191,7 +196,23 @@ def resolve(
 def checked(caller: str, options: Options | None) -> Settings:
     """Settings from ``options`` (its fields by name; an unknown one is a ``TypeError`` naming it and ``caller``),
     checked once: the one place options become settings, for adapters that check them before any work (the
-    torchmetrics metric's constructor, Ray's driver)."""
+    torchmetrics metric's constructor, Ray's driver). Settings made from hashable options are kept by them
+    (:data:`MAX_CHECKED`): the same options again, of the same types, find them; an idf mapping is made again."""
     if isinstance(options, Settings):
         return options
-    return Settings.from_options(caller, options or {})
+    options = options or {}
+    try:  # each value with its type: 1 == True, and would find the settings of idf=True
+        key: _Key | None = tuple((name, type(value), value) for name, value in options.items())
+        hash(key)
+    except TypeError:  # an idf mapping, or a value of a wrong kind that the settings refuse
+        key = None
+    with _lock:
+        settings = None if key is None else _checked.get(key)
+    if settings is None:
+        settings = Settings.from_options(caller, options)
+        if key is not None:
+            with _lock:
+                _checked[key] = settings
+                while len(_checked) > MAX_CHECKED:
+                    _checked.popitem(last=False)
+    return settings

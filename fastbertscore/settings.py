@@ -209,25 +209,30 @@ class Settings:
         once, on first use (on a CPU "auto" measures bfloat16 once: settings made only to check a request skip it)."""
         return resolve_dtype(self.dtype, self.resolved_device)
 
-    @property
+    @cached_property
     def model_type_or_default(self) -> str:
-        """``model_type``, or the default model of ``lang`` (one of the two is set: ``__post_init__`` checks it)."""
+        """``model_type``, or the default model of ``lang`` (one of the two is set: ``__post_init__`` checks it);
+        read once."""
         return self.model_type if self.model_type is not None else model_for_lang(cast(str, self.lang))
 
     def replace(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
-    def scorer_key(self) -> tuple[tuple[str, object], ...]:
-        """What a scorer built from these settings is: every option but :data:`PER_CALL` (the idf mapping by its
-        weights and its default weight, a path as a string); settings with equal keys build interchangeable scorers."""
+    def scorer_key(self) -> tuple[tuple[str, type, object], ...]:
+        """What a scorer built from these settings is: every option but :data:`PER_CALL`, with its type (the idf
+        mapping by its weights and its default weight, a path as a string); settings with equal keys build
+        interchangeable scorers. The type keeps ``num_layers=True`` or ``2.0``, which the scorer's load refuses,
+        from finding the scorer of ``1`` or ``2``. Made on each call: an idf mapping is the caller's, and a key
+        made once would miss a change to it."""
         out = []
         for f in fields(self):
             if f.name in PER_CALL:
                 continue
             value = getattr(self, f.name)
+            kind = type(value)
             if isinstance(value, Mapping):  # the idf mapping, by its weights and its default
                 value = mapping_key(value)
-            out.append((f.name, str(value) if isinstance(value, os.PathLike) else value))
+            out.append((f.name, kind, str(value) if isinstance(value, os.PathLike) else value))
         return tuple(out)
 
     @classmethod

@@ -10,6 +10,8 @@ import torch
 from paths import MINILM, REPO
 from route import (
     MAX_ABOVE_STEPS,
+    MAX_FRONT,
+    MAX_FRONT_MODULES,
     MAX_FUNCTIONS,
     MAX_HOPS,
     MAX_MODULES,
@@ -73,14 +75,35 @@ def test_the_route_of_one_score_call_stays_as_counted():
     """The second of two identical ``score`` calls enters no more functions, modules and hops of the package than
     ARCHITECTURE.md counts (``tests/route.py``), so a needless hop cannot come back unseen."""
     route = score_route(MINILM)
-    above = route.above_steps
-    counted = (len(route.functions), len(route.modules), len(route.hops), len(above), len({m for m, _ in above}))
+    above, front = route.above_steps, route.front
+    counted = (
+        *(len(route.functions), len(route.modules), len(route.hops), len(above), len({m for m, _ in above})),
+        *(len(front), len({m for m, _ in front})),
+    )
     limits = (MAX_FUNCTIONS, MAX_MODULES, MAX_HOPS, MAX_ABOVE_STEPS, MAX_MODULES_ABOVE_STEPS)
+    limits += (MAX_FRONT, MAX_FRONT_MODULES)
     listing = "\n".join(f"{m}.{f}" for m, f in route.functions)
     assert all(n <= most for n, most in zip(counted, limits, strict=True)), f"{counted} > {limits}:\n{listing}"
     text = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
     assert f"{MAX_FUNCTIONS} named functions of the package" in text
     assert f"in {MAX_MODULES} modules. {MAX_HOPS} of those functions are hops" in text
+    assert f"the front's route is {MAX_FRONT} functions in {MAX_FRONT_MODULES} modules" in text
+
+
+def test_options_given_again_find_their_settings_checked_once_and_a_value_of_another_type_is_checked_anew():
+    from fastbertscore.front import checked
+
+    options = {"model_type": MINILM, "num_layers": 2, "idf": True}
+    first = checked("score()", options)
+    assert checked("score()", dict(options)) is first  # equal options, equal types: the settings made before
+    with pytest.raises(TypeError, match="idf must be True, False or a"):
+        checked("score()", {**options, "idf": 1})  # 1 == True, but not a flag: refused, as the first time
+    for layer, equal in ((True, 1), (2.0, 2)):  # refused by the scorer's load, after a call that kept a scorer
+        fb.score(["a cat"], ["a dog"], model_type=MINILM, num_layers=equal)
+        with pytest.raises(TypeError, match="num_layers must be a whole number"):
+            fb.score(["a cat"], ["a dog"], model_type=MINILM, num_layers=layer)
+    weights = {"model_type": MINILM, "idf": {5: 1.0}}
+    assert checked("score()", weights) is not checked("score()", weights)  # a mapping the caller may change
 
 
 def test_a_model_or_baseline_saved_again_into_its_place_is_read_again_by_the_next_call(tmp_path):

@@ -118,6 +118,8 @@ class SharedModels:
             with self._loading:
                 key, model = self._stock(key, model_type, precision, use_fast, num_layers)
         weights = model.copies[precision]
+        if num_layers is not None:  # checked here too: True or 2.0 would find the cut of 1 or 2 (equal keys)
+            check_num_layers(num_layers, weights.depth, model_type)
         with self._lock:  # a default layer is chosen (and any warning given) once per model, as a load did
             chosen = model.defaults.get((model_type, layer_registry)) if num_layers is None else (num_layers, False)
         if chosen is None:
