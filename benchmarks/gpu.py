@@ -10,18 +10,17 @@ OUT/gpu_results.md and .json after each size. The steps and the figures: docs/sp
 import argparse
 import gc
 import importlib.metadata
-import importlib.util
 import json
 import logging
 import platform
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 import common
 import torch
+import transformers
 
 import fastbertscore as fb
 
@@ -58,7 +57,6 @@ def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]
 
 def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path) -> Path:
     """A random-weight RoBERTa-type encoder of ``shape`` and a byte-level BPE tokenizer trained on ``pairs``."""
-    import transformers
     from tokenizers import ByteLevelBPETokenizer
 
     folder = root / name
@@ -83,7 +81,6 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
 
 def environment(device: str) -> dict:
     """Versions, TF32 flags (as the legacy and the current API read them) and the attention backend."""
-    import transformers
 
     def read(get):
         try:
@@ -97,7 +94,7 @@ def environment(device: str) -> dict:
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "fastbertscore": fb.__version__,
-        "bert_score": _bert_score() and importlib.metadata.version("bert-score"),  # its __version__ says 0.3.12
+        "bert_score": importlib.metadata.version("bert-score"),  # its __version__ says 0.3.12
         "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})",
         "cuda": torch.version.cuda,
         "float32 matmul precision": read(torch.get_float32_matmul_precision),
@@ -113,16 +110,7 @@ def environment(device: str) -> dict:
 
 
 def _bert_score():
-    """bert-score 0.3.13. It imports matplotlib and pandas at the top, for plots and baseline files these runs
-    never use: where the image lacks them, empty stand-ins let its scoring code import (the log says so)."""
-    for names in (["matplotlib", "matplotlib.pyplot"], ["mpl_toolkits", "mpl_toolkits.axes_grid1"], ["pandas"]):
-        if names[0] in sys.modules or importlib.util.find_spec(names[0]) is not None:
-            continue
-        log.warning("%s is not installed: bert-score's import of it gets an empty stand-in (plots only)", names[0])
-        for name in names:
-            module = types.ModuleType(name)
-            module.make_axes_locatable = None  # type: ignore[attr-defined]
-            sys.modules[name] = module
+    """bert-score 0.3.13 (benchmarks/gpu_results.md's probe reaches it here too)."""
     import bert_score
 
     return bert_score

