@@ -18,6 +18,7 @@ from pathlib import Path
 
 import common
 import torch
+import transformers
 
 import fastbertscore as fb
 
@@ -46,10 +47,10 @@ def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
     return [r["candidate"] for r in rows[:n]], [r["reference"] for r in rows[:n]]
 
 
-def make_score(contender: str, path: str):
-    """The contender's ``score(cands, refs)`` on the model at ``path``, layer LAYER. MAPS: ``evaluate.load(module)``,
+def make_score(contender: str, path: str, layer: int):
+    """The contender's ``score(cands, refs)`` on the model at ``path``, at ``layer``. MAPS: ``evaluate.load(module)``,
     then its ``compute`` once per ``datasets.map`` batch (datasets' default 1,000)."""
-    options = {"model_type": path, "num_layers": LAYER, **CONTENDERS[contender]}
+    options = {"model_type": path, "num_layers": layer, **CONTENDERS[contender]}
     if contender == "bert-score":
         import bert_score
 
@@ -74,12 +75,11 @@ def make_score(contender: str, path: str):
     return score
 
 
-def child(contender: str, order: str, size: str) -> dict:
-    import transformers
-
+def child(contender: str, order: str, size: str, layer: int | str = LAYER) -> dict:
+    """One timed call; host_path.py's runs name their ``layer``."""
     path, n = common.minilm(), int(size)
     cands, refs = pairs(order, n)
-    score = make_score(contender, path)
+    score = make_score(contender, path, int(layer))
     loaded = common.rss_mb()
     common.warm_up(score)
     with common.encoder_calls() as tokens, fb.phase_times() as phases:  # phases: host_path.py's columns
@@ -115,12 +115,10 @@ def table(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     for key in dict.fromkeys((r["contender"], r["order"]) for r in rows):  # one line per (contender, order)
         group = sorted((r for r in rows if (r["contender"], r["order"]) == key), key=lambda r: r["pairs"])
         ax.plot([r["pairs"] for r in group], [1000 * r["seconds"] / r["pairs"] for r in group], marker="o",

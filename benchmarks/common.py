@@ -2,7 +2,6 @@
 
 import argparse
 import contextlib
-import csv
 import json
 import os
 import platform
@@ -14,7 +13,9 @@ import types
 from pathlib import Path
 
 import torch
+import transformers
 import wmt_data
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 import fastbertscore as fb
 
@@ -33,10 +34,9 @@ def data() -> Path:
     return Path(os.environ.get("FASTBERTSCORE_BENCH_DATA") or wmt_data.DATA)
 
 
-def rows(path: Path | None = None) -> list[dict[str, str]]:
+def rows(path: Path | None = None) -> list[dict]:
     """The rows of ``path`` (default: :func:`data`): lp, year, system, seg_id, candidate, reference, human, n_raters."""
-    with (path or data()).open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+    return fb.read_rows(path or data())
 
 
 #: Set by tests/test_benchmarks.py: a child of this tree (no ``env`` or ``cwd`` of its own) runs in this process, its
@@ -161,9 +161,6 @@ def table(columns: list[str], body: list[list[object]]) -> str:
 @contextlib.contextmanager
 def encoder_calls():
     """While entered, every Hugging Face model call: its real (attention-mask) and padded tokens, and its time."""
-    import transformers
-    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
-
     seen, model = types.SimpleNamespace(real=0, padded=0, seconds=0.0, start=0.0), transformers.PreTrainedModel
 
     def before(module, args):

@@ -13,20 +13,15 @@ import sys
 import at_scale
 import common
 import torch
+import transformers
 
 CONTENDERS = ("bert-score", "fastbertscore")
 ORDER = "system after system"
-
-
-def child(contender: str, layer: str, n: str) -> dict:
-    """at_scale.py's run at ``layer`` (its seconds, encoder seconds and our phases are the table's)."""
-    at_scale.LAYER = int(layer)
-    return at_scale.child(contender, ORDER, n)
+#: A run is at_scale.py's at the row's layer: its seconds, encoder seconds and our phases are the table's.
+child = at_scale.child
 
 
 def table(results: dict[int, dict[str, list[dict]]], n: int) -> str:
-    import transformers
-
     head = (
         f"{common.machine()}, torch threads = 2; torch {torch.__version__}, transformers {transformers.__version__}; "
         f"`python benchmarks/host_path.py` ({n} pairs, {ORDER}, all-MiniLM-L6-v2; median of the alternating rounds, "
@@ -56,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=19238)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(common.HERE / "host_path_results.md"))
-    args = common.command_line(parser, child, argv, nargs=3)
+    args = common.command_line(parser, child, argv, nargs=4)
     layers = map(int, args.layers.split(","))
-    results = {layer: common.alternate(__file__, list(CONTENDERS), args.rounds, layer, args.pairs) for layer in layers}
+    results = {k: common.alternate(__file__, list(CONTENDERS), args.rounds, ORDER, args.pairs, k) for k in layers}
     common.write(table(results, args.pairs), args.out)
     return 0
 

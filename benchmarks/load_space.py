@@ -148,12 +148,8 @@ def run(args, app, url, data, tmp) -> str:
 
     start = time.perf_counter()
     latencies, failures = drive(url, args.users, args.requests, send, sample)
-    elapsed, rss["at the end"] = time.perf_counter() - start, rss_mb(app.pid)
-    return load_report(args, elapsed, latencies, failures, len(wrong), rss, samples, refused)
-
-
-def load_report(args, elapsed, latencies, failures, wrong: int, rss: dict, samples: list, refused: list) -> str:
-    total, end = args.users * args.requests, rss["at the end"]
+    elapsed = time.perf_counter() - start
+    rss["at the end"] = end = rss_mb(app.pid)
     growth = (
         f"Growth from the first tenth of the load to the end: **{end - samples[0][1]:+.0f} MB** "
         f"({samples[0][0]} → {total} requests)."
@@ -168,7 +164,7 @@ def load_report(args, elapsed, latencies, failures, wrong: int, rss: dict, sampl
 with queue concurrency 2, default model.
 
 - Requests: {total} from {args.users} concurrent gradio_client users in {elapsed:.0f} s ({total / elapsed:.1f} \
-requests/s); **failed: {len(failures)}**; answers differing from the engine (> 1e-5): {wrong}.
+requests/s); **failed: {len(failures)}**; answers differing from the engine (> 1e-5): {len(wrong)}.
 - App RSS: {memory}; during the load (requests done: MB): {", ".join(f"{n}: {mb:.0f}" for n, mb in samples)}.
 - {growth}
 
@@ -273,8 +269,7 @@ def pair_users(url, data, requests: int) -> tuple[list[float], list[str]]:
 
 
 def run_hostile(args, app, url, data, tmp) -> str:
-    client = Client(url, verbose=False)
-    client.predict(*data[0], api_name="/score_pair")  # warm-up: loads the model
+    Client(url, verbose=False).predict(*data[0], api_name="/score_pair")  # warm-up: loads the model
     quiet, quiet_failures = pair_users(url, data, args.requests)
     calls = hostile_requests(url, tmp)
     for _, call in calls:  # one round before measuring: the app's first answers allocate what they keep
@@ -314,9 +309,8 @@ def attempt(call) -> tuple[float, str | None]:
 
 
 def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[str, list[float]], list[str]]:
-    """``users`` gradio clients of the app at ``url`` at once, each sending ``requests`` requests through
-    ``send(client, user, i)``, which returns the request's kind: the latencies by kind, and the failures. ``done``
-    is called with the count of answered requests after each."""
+    """``users`` clients of the app at ``url`` at once, each sending ``requests`` requests by ``send(client, user, i)``
+    (which returns the request's kind; then ``done(requests answered)``): the latencies by kind, and the failures."""
     latencies, failures, lock = {}, [], threading.Lock()  # latencies by kind; "user u request i: error"
 
     def user(u: int) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import common
 import torch
+from transformers import AutoModel, AutoTokenizer
 
 import fastbertscore as fb
 
@@ -73,7 +74,6 @@ def _scorer(contender: str, name: str, path: str):
         return bert_score.BERTScorer(model_type=path, num_layers=LAYER).score
     if contender == "torchmetrics":
         from torchmetrics.functional.text.bert import bert_score as tm_score
-        from transformers import AutoModel, AutoTokenizer
 
         model, tok = AutoModel.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
         f1 = lambda c, r: torch.as_tensor(tm_score(c, r, model=model, user_tokenizer=tok, num_layers=LAYER)["f1"])
@@ -94,8 +94,6 @@ def _bare_encoder(path: str, name: str, bf16: bool):
     """The limit of any scorer on this encoder path: the Hugging Face forward pass alone over each call's distinct
     sentences in length-sorted batches of 64 (bert-score's and our batch size). Tokenizing happens before the
     clock starts and nothing is matched, so this returns no scores."""
-    from transformers import AutoModel, AutoTokenizer
-
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
     batches = lambda cands, refs: common.length_sorted_batches(tokenizer, cands + refs)[0]
     prepared = {(tuple(c), tuple(r)): batches(c, r) for c, r in workload(name)}
