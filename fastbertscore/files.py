@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import torch
@@ -98,38 +98,40 @@ def read_rows(path: str | Path) -> list[dict[str, object]]:
 
 
 def pairs_from_rows(
-    rows: Sequence[Mapping[str, object]], cand_column: str, ref_columns: Sequence[str]
+    rows: Sequence[Mapping[str, object]],
+    cand_column: str,
+    ref_columns: Sequence[str],
+    *,
+    source: str = "the file",
+    boxes: tuple[str, str] = ("candidate column", "reference column"),
 ) -> tuple[list[str], list[str] | list[list[str]]]:
     """Candidates and references from named columns; several reference columns (or a JSON list) give
-    several references per candidate.
+    several references per candidate. Messages name the rows' ``source`` (a file's name) and where the caller
+    took each column's name (``boxes``: a command's flags, the Space's boxes).
 
     Raises:
-        ValueError: a column is missing (the message lists the columns there are), or a cell is not text.
+        ValueError: no rows, a column is missing (the message lists the columns there are), or a cell is not text.
     """
     if not rows:
-        raise ValueError("the file has no rows")
+        raise ValueError(f"{source} has no rows: give it a row per candidate")
     if not ref_columns:
         raise ValueError("no reference column named: name the column (or columns) that holds the references")
-    columns = list(rows[0])
-    for name in [cand_column, *ref_columns]:
+    columns, named = list(rows[0]), [(boxes[0], cand_column), *((boxes[1], name) for name in ref_columns)]
+    for box, name in named:
         if name not in columns:
-            raise ValueError(f"column {name!r} not found; the file has: {', '.join(map(str, columns))}")
+            raise ValueError(f"{box} names {name!r}, not a column of {source}; it has: {', '.join(map(str, columns))}")
     cands: list[str] = []
     refs: list[list[str]] = []
-    for i, row in enumerate(rows):
-        cand = row.get(cand_column)
-        if not isinstance(cand, str):
-            raise ValueError(f"row {i + 1}: {cand_column!r} is {cand!r}, not text")
-        group: list[str] = []
-        for name in ref_columns:
-            cell = row.get(name)
-            cells = cell if isinstance(cell, list) else [cell]
-            texts = [c for c in cells if isinstance(c, str)]
-            if not cells or len(texts) != len(cells):
-                raise ValueError(f"row {i + 1}: {name!r} is {cell!r}, not text")
-            group.extend(texts)
-        cands.append(cand)
-        refs.append(group)
+    for number, row in enumerate(rows, start=1):
+        texts: list[str] = []
+        for index, (box, name) in enumerate(named):  # the candidate first: one text; a reference's cell may hold
+            cell = row.get(name)  # a JSON list of texts
+            cells = cell if isinstance(cell, list) and index else [cell]
+            if not cells or not all(isinstance(text, str) for text in cells):
+                raise ValueError(f"{box} {name!r} holds {cell!r:.40} in row {number} of {source}, not text")
+            texts.extend(cast("list[str]", cells))
+        cands.append(texts[0])
+        refs.append(texts[1:])
     multi = any(len(group) > 1 for group in refs)
     return cands, (refs if multi else [group[0] for group in refs])
 

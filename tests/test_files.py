@@ -69,6 +69,22 @@ def test_rows_without_a_reference_column_named_are_refused():
         pairs_from_rows([{"candidate": "a", "reference": "b"}], "candidate", [])
 
 
+def test_rows_that_do_not_fit_the_columns_named_are_refused_naming_the_source_and_where_the_column_was_named():
+    rows = [{"candidate": "a", "reference": "b"}, {"candidate": "c", "reference": ["d", 4]}]
+    flags = {"source": "pairs.jsonl", "boxes": ("--candidate-column", "--reference-column")}
+    with pytest.raises(ValueError, match="^the file has no rows: give it a row per candidate$"):
+        pairs_from_rows([], "candidate", ["reference"])
+    with pytest.raises(ValueError, match="^candidate column names 'cand', not a column of the file; it has: candidate"):
+        pairs_from_rows(rows, "cand", ["reference"])
+    with pytest.raises(ValueError, match="^--reference-column names 'ref', not a column of pairs.jsonl; it has: cand"):
+        pairs_from_rows(rows, "candidate", ["ref"], **flags)
+    with pytest.raises(ValueError, match=r"^--reference-column 'reference' holds \['d', 4\] in row 2 of pairs.jsonl"):
+        pairs_from_rows(rows, "candidate", ["reference"], **flags)
+    with pytest.raises(ValueError, match=r"^--candidate-column 'candidate' holds \['a'\] in row 1"):  # one text
+        pairs_from_rows([{"candidate": ["a"], "reference": ["b"]}], "candidate", ["reference"], **flags)
+    assert pairs_from_rows(rows[:1] * 2, "candidate", ["reference", "candidate"]) == (["a", "a"], [["b", "a"]] * 2)
+
+
 def test_json_lines_hold_any_value_and_unicode_line_separators(tmp_path):
     path = tmp_path / "samples.jsonl"
     path.write_text('["a\u2028b", "c"]\n\n{"k": 1}\n', encoding="utf-8")

@@ -29,7 +29,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         check_outputs(args, {"--out": args.out}, {"pairs": args.pairs})
-        cands, refs = pairs_from_rows(read_rows(args.pairs), args.candidate_column, args.reference_column)
+        cands, refs = pairs_from_rows(
+            read_rows(args.pairs),
+            args.candidate_column,
+            args.reference_column,
+            boxes=("--candidate-column", "--reference-column"),
+        )
     except ValueError as error:
         print(f"error: {args.pairs}: {error}", file=sys.stderr)
         return 2

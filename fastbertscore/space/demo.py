@@ -14,6 +14,7 @@ import gradio as gr
 from fastbertscore.models.defaults import DEFAULT_MODEL
 from fastbertscore.space import endpoints, handlers, tables
 from fastbertscore.space.allowed import MAX_PARAMETERS
+from fastbertscore.space.inputs import BOXES
 from fastbertscore.space.limits import (
     DEADLINE_S,
     JOBS_PER_SESSION,
@@ -118,9 +119,9 @@ def _batch_tab(shared: list) -> None:
         elem_id="upload",
     )
     with gr.Row():
-        cand_column = gr.Textbox("candidate", label="Candidate column")
+        cand_column = gr.Textbox("candidate", label=BOXES[0])
         ref_columns = gr.Textbox(
-            "reference", label=f"Reference column(s), comma-separated (at most {MAX_REFERENCES} references a row)"
+            "reference", label=f"{BOXES[1]}, comma-separated (at most {MAX_REFERENCES} references a row)"
         )
     run = gr.Button("Score file", variant="primary", elem_id="score-file")
     outputs = [

@@ -11,6 +11,9 @@ from fastbertscore.models.defaults import LANG2MODEL, MBERT_LANGS
 from fastbertscore.scorer import BERTScorer
 from fastbertscore.space.limits import MAX_CHARS, MAX_PAIRS, MAX_REFERENCES, MAX_ROWS, check_pairs, shown
 
+#: The Batch tab's column boxes, as their labels begin and as messages about a column name them.
+BOXES = ("Candidate column", "Reference column(s)")
+
 
 def check_text(text: object, what: str, max_chars: int = MAX_CHARS) -> str:
     """``text`` if it is a non-blank string of at most ``max_chars`` characters.
@@ -100,7 +103,7 @@ def candidate_column(box: object) -> str:
     """The Batch tab's candidate-column box, stripped, refused when empty (before any file is read)."""
     name = str(box or "").strip()
     if not name:
-        raise ValueError("Candidate column is empty: name the column that holds the candidates")
+        raise ValueError(f"{BOXES[0]} is empty: name the column that holds the candidates")
     return name
 
 
@@ -109,13 +112,10 @@ def reference_columns(box: str, max_references: int = MAX_REFERENCES) -> list[st
     ``max_references`` (before any file is read)."""
     names = [c.strip() for c in (box or "").split(",") if c.strip()]
     if not names:
-        raise ValueError(
-            "Reference column(s) is empty: name the column that holds the references (several: comma-separated)"
-        )
+        raise ValueError(f"{BOXES[1]} is empty: name the column that holds the references (several: comma-separated)")
     if len(names) > max_references:
         raise ValueError(
-            f"Reference column(s) lists {len(names):,} columns; the Space takes at most {max_references} references "
-            "per row"
+            f"{BOXES[1]} lists {len(names):,} columns; the Space takes at most {max_references} references per row"
         )
     return names
 
@@ -151,33 +151,13 @@ def batch_pairs(
             raise ValueError(f"Row {number} has {count:,} references; the Space takes at most {max_references} per row")
         pairs += count
     check_pairs(pairs, f"{len(rows):,} rows and their references", max_pairs)
-    _check_columns(rows, cand_name, names, file_name)
-    cands, refs = pairs_from_rows(rows, cand_name, names)
+    cands, refs = pairs_from_rows(rows, cand_name, names, source=file_name, boxes=BOXES)
     groups = [group if isinstance(group, list) else [group] for group in refs]
     for row, (cand, group) in enumerate(zip(cands, groups, strict=True), start=1):
         longest = max(len(text) for text in (cand, *group))
         if longest > max_chars:
             raise ValueError(f"A text in row {row} has {longest} characters; at most {max_chars}")
     return cands, refs, groups
-
-
-def _check_columns(rows: Sequence[Mapping[str, object]], cand_name: str, names: list[str], file_name: str) -> None:
-    """Refuse rows that :func:`~fastbertscore.pairs_from_rows` would, each message naming the box of the column:
-    no rows, a column the first row lacks, a cell that is not text (a reference cell may hold a JSON list of texts).
-    """
-    if not rows:
-        raise ValueError(f"{file_name} has no rows: upload a file with a row per candidate")
-    columns, boxes = list(rows[0]), [("Candidate column", cand_name), *(("Reference column(s)", n) for n in names)]
-    for box, name in boxes:
-        if name not in columns:
-            has = ", ".join(map(str, columns))
-            raise ValueError(f"{box} names {shown(name)}, not a column of {file_name}; it has: {has}")
-    for number, row in enumerate(rows, start=1):
-        for box, name in boxes:
-            cell = row.get(name)
-            cells = cell if isinstance(cell, list) and box != "Candidate column" else [cell]
-            if not cells or not all(isinstance(text, str) for text in cells):
-                raise ValueError(f"{box} {shown(name)} holds {shown(cell)} in row {number} of {file_name}, not text")
 
 
 def is_cut(scorer: BERTScorer, text: str) -> bool:

@@ -102,9 +102,9 @@ PAIRS = "candidate,reference\na,b\n"
 @pytest.mark.parametrize(
     "name, text, cand_column, ref_columns, message",
     [
-        ("empty.csv", "", "candidate", "reference", "empty.csv has no rows: upload a file with a row per candidate"),
-        ("header.csv", "candidate,reference\n", "candidate", "reference", "header.csv has no rows: upload a file"),
-        ("blank.jsonl", "\n", "candidate", "reference", "blank.jsonl has no rows: upload a file"),
+        ("empty.csv", "", "candidate", "reference", "empty.csv has no rows: give it a row per candidate"),
+        ("header.csv", "candidate,reference\n", "candidate", "reference", "header.csv has no rows: give it a row"),
+        ("blank.jsonl", "\n", "candidate", "reference", "blank.jsonl has no rows: give it a row"),
         (
             "pairs.csv",
             PAIRS,
