@@ -143,7 +143,7 @@ def batch_pairs(
     """
     cand_name, names = candidate_column(cand_column), reference_columns(ref_columns, max_references)
     if len(rows) > max_rows:
-        raise ValueError(f"The file has {len(rows)} rows; the Space scores at most {max_rows} per batch")
+        raise ValueError(f"{file_name} has {len(rows):,} rows; the Space scores at most {max_rows:,} per batch")
     pairs = 0
     for number, cells in enumerate(rows, start=1):
         count = sum(len(cell) if isinstance(cell := cells.get(name), list) else 1 for name in names)
@@ -152,12 +152,16 @@ def batch_pairs(
         pairs += count
     check_pairs(pairs, f"{len(rows):,} rows and their references", max_pairs)
     cands, refs = pairs_from_rows(rows, cand_name, names, source=file_name, boxes=BOXES)
-    groups = [group if isinstance(group, list) else [group] for group in refs]
-    for row, (cand, group) in enumerate(zip(cands, groups, strict=True), start=1):
-        longest = max(len(text) for text in (cand, *group))
-        if longest > max_chars:
-            raise ValueError(f"A text in row {row} has {longest} characters; at most {max_chars}")
-    return cands, refs, groups
+    for number, row in enumerate(rows, start=1):  # every cell is text now, or a list of texts
+        for box, name in [(BOXES[0], cand_name), *((BOXES[1], name) for name in names)]:
+            cell = row[name]
+            longest = max(len(text) for text in (cell if isinstance(cell, list) else [cell]))  # type: ignore[arg-type]
+            if longest > max_chars:
+                raise ValueError(
+                    f"{box} {shown(name)} holds a text of {longest:,} characters in row {number} of {file_name}; "
+                    f"the Space takes at most {max_chars:,} per text"
+                )
+    return cands, refs, [group if isinstance(group, list) else [group] for group in refs]
 
 
 def is_cut(scorer: BERTScorer, text: str) -> bool:

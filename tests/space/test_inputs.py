@@ -77,10 +77,14 @@ def test_batch_pairs_reads_the_columns_and_groups_the_references():
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ([{"candidate": "a", "reference": "b"}] * 3, "The file has 3 rows; the Space scores at most 2 per batch"),
+        ([{"candidate": "a", "reference": "b"}] * 3, "the file has 3 rows; the Space scores at most 2 per batch"),
         (
             [{"candidate": "a", "reference": "b"}, {"candidate": "a", "reference": "b" * 6}],
-            "A text in row 2 has 6 characters; at most 5",
+            r"Reference column\(s\) 'reference' holds a text of 6 characters in row 2 of the file; the Space takes",
+        ),
+        (
+            [{"candidate": "a" * 7, "reference": ["b", "c"]}],
+            "Candidate column 'candidate' holds a text of 7 characters in row 1 of the file",
         ),
         ([{"candidate": "a", "ref": "b"}], "reference"),
     ],
