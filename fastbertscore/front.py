@@ -197,7 +197,8 @@ def checked(caller: str, options: Options | None) -> Settings:
     """Settings from ``options`` (its fields by name; an unknown one is a ``TypeError`` naming it and ``caller``),
     checked once: the one place options become settings, for adapters that check them before any work (the
     torchmetrics metric's constructor, Ray's driver). Settings made from hashable options are kept by them
-    (:data:`MAX_CHECKED`): the same options again, of the same types, find them; an idf mapping is made again."""
+    (:data:`MAX_CHECKED`): the same options again, of the same types, find them; an idf mapping (the caller may
+    change it) or a ``cache_dir`` (a file may now stand where the folder was) is checked again."""
     if isinstance(options, Settings):
         return options
     options = options or {}
@@ -205,6 +206,8 @@ def checked(caller: str, options: Options | None) -> Settings:
         key: _Key | None = tuple((name, type(value), value) for name, value in options.items())
         hash(key)
     except TypeError:  # an idf mapping, or a value of a wrong kind that the settings refuse
+        key = None
+    if options.get("cache_dir") is not None:  # checked on the file system, which changes between calls
         key = None
     with _lock:
         settings = None if key is None else _checked.get(key)

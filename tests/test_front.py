@@ -4,6 +4,7 @@ the texts idf is counted over passed beside the settings, never held by them."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 import torch
@@ -104,6 +105,17 @@ def test_options_given_again_find_their_settings_checked_once_and_a_value_of_ano
             fb.score(["a cat"], ["a dog"], model_type=MINILM, num_layers=layer)
     weights = {"model_type": MINILM, "idf": {5: 1.0}}
     assert checked("score()", weights) is not checked("score()", weights)  # a mapping the caller may change
+
+
+def test_a_cache_dir_that_became_a_file_is_refused_on_the_next_call_with_the_same_options(tmp_path):
+    folder = tmp_path / "cache"
+    options = {"model_type": MINILM, "num_layers": 2, "cache_dir": str(folder)}
+    fb.score(["a cat"], ["the cat"], **options)
+    assert folder.is_dir()
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")
+    with pytest.raises(ValueError, match="exists and is not a folder"):
+        fb.score(["a cat"], ["the cat"], **options)
 
 
 def test_a_model_or_baseline_saved_again_into_its_place_is_read_again_by_the_next_call(tmp_path):
