@@ -90,6 +90,7 @@ def _kept_key(settings: Settings) -> _Key:
 def _keep(key: _Key, scorer: BERTScorer) -> BERTScorer:
     """Keep ``scorer`` under ``key`` beside the others of its model (those of another model, or of another save of
     it, go)."""
+    scorer.shared = True  # before any caller has it: its compute_idf would change every caller's numbers
     with _lock:
         if any(k[0] != key[0] or s.device != scorer.device for k, s in _scorers.items()):
             _scorers.clear()

@@ -39,9 +39,8 @@ Baseline = tuple[torch.Tensor, tuple[str, str, str]]  # a baseline's rows and (k
 class BERTScorer(ScorerAttributes):
     """BERTScore with the model, tokenizer, idf weights and baseline loaded once.
 
-    The positional arguments are those of ``bert_score.BERTScorer``; ``idf`` may also be a ``{token_id: weight}``
-    mapping, and ``options`` takes any other field of :class:`~fastbertscore.Settings` (``dtype``, ``cache_dir``, ...).
-    ``nthreads`` is accepted for compatibility: tokenizing is already parallel in the Rust tokenizer.
+    The positional arguments are those of ``bert_score.BERTScorer`` (``nthreads`` accepted: the Rust tokenizer is
+    parallel already); ``idf`` may also be a ``{token_id: weight}`` mapping; ``options``: other Settings fields.
 
     Example:
         >>> scorer = BERTScorer(model_type="sentence-transformers/all-MiniLM-L6-v2")
@@ -135,7 +134,9 @@ class BERTScorer(ScorerAttributes):
 
     def compute_idf(self, sents: Texts) -> None:
         """Count idf over ``sents`` (the references) and weigh tokens by it from now on (``bert_score``'s method). A
-        shared scorer (``compute``'s, the Space's) is never changed: make another with :meth:`with_idf`."""
+        shared scorer (:func:`~fastbertscore.cached_scorer`'s, so ``score``'s) refuses: use :meth:`with_idf`."""
+        if self.shared:
+            raise ValueError("this scorer is shared between calls (cached_scorer, score, compute): use with_idf()")
         if self._idf is not None:
             logger.warning("Overwriting the previous importance weights.")
         self._idf = IdfWeights.counted(self.tokenizer, sents, self.token_limit)
@@ -262,9 +263,8 @@ class BERTScorer(ScorerAttributes):
         verbose: bool = False,
         between_batches: BatchHook = None,
     ) -> ScoreResult | MBRResult:
-        """Checked work on this scorer, the step every path ends in (:func:`fastbertscore.front.run` once it has a
-        scorer): pairs or an all-vs-all matrix → a :class:`ScoreResult`, MBR groups → an :class:`MBRResult`.
-        ``between_batches``: called before each encoder batch (an exception it raises stops the call)."""
+        """Checked work, the step every path ends in: pairs or an all-vs-all matrix → a :class:`ScoreResult`, MBR
+        groups → an :class:`MBRResult`; ``between_batches``: called before each encoder batch (raising stops it)."""
         call = self._call(batch_size, between_batches)
         if isinstance(work, Pairs):
             return self.finish(score_pairs(call, work, verbose=verbose), work)

@@ -30,6 +30,8 @@ class ScorerAttributes:
     settings: Settings
     embedder: Embedder
     _idf: IdfWeights | None
+    #: Kept between calls for every caller of its settings (the front door sets it): ``compute_idf`` refuses.
+    shared: bool = False
 
     def _loaded_baseline(self) -> tuple[torch.Tensor, tuple[str, str, str]]:
         raise NotImplementedError  # the scorer's: its baseline, read on first use

@@ -62,6 +62,21 @@ def test_scorers_of_one_model_are_kept_beside_each_other_and_another_model_lets_
     assert fb.cached_scorer(plain) is not kept  # none holds a model models.shared let go
 
 
+def test_the_kept_scorer_refuses_compute_idf_which_would_change_the_numbers_of_later_calls():
+    cands, refs = ["the cat sat on the mat", "a dog ran"], ["a cat sat there", "the dog ran off"]
+    before = fb.score(cands, refs, model_type=MINILM, num_layers=2, return_hash=True)
+    kept = fb.cached_scorer(fb.Settings(model_type=MINILM, num_layers=2))
+    with pytest.raises(
+        ValueError, match=r"this scorer is shared between calls \(cached_scorer, score, compute\): use with_idf\(\)"
+    ):
+        kept.compute_idf(["the cat", "the dog"])
+    after = fb.score(cands, refs, model_type=MINILM, num_layers=2, return_hash=True)
+    assert after[1] == before[1] and all(torch.equal(a, b) for a, b in zip(after[0], before[0], strict=True))
+    own = fb.BERTScorer(model_type=MINILM, num_layers=2, idf=True)
+    own.compute_idf(["the cat", "the dog"])  # a scorer of one's own: bert-score's method, as before
+    assert own.hash != before[1]
+
+
 def test_score_reuses_its_kept_scorer_and_counts_idf_over_each_calls_own_references(mt_pairs):
     cands, refs = mt_pairs[0][:6], mt_pairs[1][:6]
     other = mt_pairs[1][20:26]
