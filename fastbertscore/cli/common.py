@@ -188,6 +188,11 @@ def _existing(path: Path, flag: str) -> Path:
     return path
 
 
+def line_name(name: str, i: int) -> str:
+    """How messages name line ``i`` (0-based) of file ``name`` ("-": standard input): ``refs.txt line 3``."""
+    return f"{'standard input' if name == '-' else name} line {i + 1}"
+
+
 def file_lines(path: Path, flag: str) -> list[str]:
     return read_lines(_existing(path, flag))
 

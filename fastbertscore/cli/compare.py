@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastbertscore.cli.common import InputError, Parser, add_common, file_lines, guarded, settings_from
+from fastbertscore.cli.common import InputError, Parser, add_common, file_lines, guarded, line_name, settings_from
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -82,6 +82,7 @@ def _run(args: argparse.Namespace) -> int:
     from fastbertscore.significance import compare
 
     systems, references = _read(args)  # before any model work
+    files = {path.name: path for path in args.systems}  # messages name a system's file and line, as bertscore does
     settings = settings_from(args, "bertscore compare")
     scorer, _ = resolve(settings, caller="bertscore compare", idf_texts=references, shared=False)
     result = compare(
@@ -92,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
         n_samples=args.n_samples,
         seed=args.seed,
         scorer=scorer,
+        label=lambda system, segment, k: line_name(str(files.get(system) or args.refs[k or 0]), segment),
     )
     print({"text": result.table, "json": result.to_json, "markdown": result.to_markdown}[args.format]())
     return 0

@@ -15,6 +15,7 @@ from fastbertscore.cli.common import (
     Parser,
     add_common,
     guarded,
+    line_name,
     read_texts,
     settings_from,
     stdin_lines,
@@ -61,10 +62,6 @@ def _read_inputs(args: argparse.Namespace) -> tuple[list[str], list[str] | list[
     return cands, refs, True
 
 
-def _line(name: str, i: int) -> str:
-    return f"{'standard input' if name == '-' else name} line {i + 1}"
-
-
 def _run(args: argparse.Namespace) -> int:
     from fastbertscore.front import run
     from fastbertscore.validate import check_pairs
@@ -73,7 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     settings = settings_from(args, "bertscore")
     pairs = check_pairs(cands, refs)
     if from_files:  # a warning names the file and the line
-        pairs = replace(pairs, names=lambda side, i, k: _line(args.cand if side == "cands" else args.ref[k or 0], i))
+        pairs = replace(
+            pairs, names=lambda side, i, k: line_name(args.cand if side == "cands" else args.ref[k or 0], i)
+        )
     result = run(pairs, settings, shared=False, verbose=args.verbose or len(cands) >= 1000)
     (P, R, F), hashcode = result.scores, result.hash
     mean = [float(x.mean()) for x in (P, R, F)]

@@ -4,7 +4,7 @@ each system against a baseline, as sacrebleu reports BLEU and chrF (``sacrebleu 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
@@ -30,9 +30,11 @@ from fastbertscore.significance.resampling import (
     randomization_masks,
     resampled_means,
 )
-from fastbertscore.validate import Refs, Texts, check_pairs, check_positive_int
+from fastbertscore.validate import Pairs, Refs, Texts, check_pairs, check_positive_int
 
 COLUMNS = ("precision", "recall", "f1")
+#: How messages name a text: ``(system or None for a reference, segment, which reference or None) -> name``.
+Label = Callable[[str | None, int, int | None], str]
 SIGNIFICANT = 0.05
 
 
@@ -146,6 +148,7 @@ def compare(
     scorer: BERTScorer | None = None,
     verbose: bool = False,
     between_batches: BatchHook = None,
+    label: Label | None = None,
     **settings: Any,
 ) -> Comparison:
     """Score several systems on the same references and test each against a baseline, as sacrebleu does.
@@ -162,6 +165,8 @@ def compare(
             idf sentences count, not ``references``).
         verbose: show the progress of the embedding.
         between_batches: called before each encoder batch; an exception it raises stops the call (a deadline).
+        label: how warnings name a text: ``label(system or None for a reference, segment, which reference or
+            None)``; by default ``systems['B'][3]``, ``references[3][1]`` (``bertscore compare``: file and line).
         settings: any field of :class:`~fastbertscore.Settings`. A system's corpus score is the mean of its
             segment P, R and F (rescaled when the settings rescale). References, and outputs several systems
             share, are embedded once.
@@ -178,10 +183,8 @@ def compare(
     """
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]  # no test: as with "bs"
-    # Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
-    cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
     result = run(
-        replace(check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names]), names=partial(_name, names)),
+        _pairs(names, outputs, refs, label or _default_label),
         settings,
         scorer=scorer,
         caller="compare()",
@@ -192,16 +195,26 @@ def compare(
     )
     flat = np.stack([x.double().numpy() for x in (result.precision, result.recall, result.f1)])  # (3, N·S)
     segments = flat.reshape(3, len(refs), len(names)).transpose(2, 0, 1).copy()  # (systems, 3, segments)
-    per_system = {name: segments[k] for k, name in enumerate(names)}  # each (3, segments)
-    results = _system_scores(segments, names, test, n_samples, seed)
-    return Comparison(results, test, n_samples, seed, cast(Signature, result.signature).short(), per_system)
+    results, short = _system_scores(segments, names, test, n_samples, seed), cast(Signature, result.signature).short()
+    return Comparison(results, test, n_samples, seed, short, dict(zip(names, segments, strict=True)))  # each (3, segs)
 
 
-def _name(names: list[str], side: str, i: int, k: int | None) -> str:
+def _pairs(names: list[str], outputs: list[list[str]], refs: list, label: Label) -> Pairs:
+    """Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once."""
+    cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
+    pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
+    return replace(pairs, names=partial(_name, names, label))
+
+
+def _name(names: list[str], label: Label, side: str, i: int, k: int | None) -> str:
     """Pair ``i`` is system ``i % len(names)``'s output for segment ``i // len(names)``: so warnings name it."""
-    segment = i // len(names)
-    if side == "cands":
-        return f"systems[{names[i % len(names)]!r}][{segment}]"
+    return label(names[i % len(names)] if side == "cands" else None, i // len(names), k)
+
+
+def _default_label(system: str | None, segment: int, k: int | None) -> str:
+    """``systems['B'][3]``, ``references[3]`` or ``references[3][1]``: as a Python caller wrote them."""
+    if system is not None:
+        return f"systems[{system!r}][{segment}]"
     return f"references[{segment}]" + ("" if k is None else f"[{k}]")
 
 

@@ -90,6 +90,19 @@ def test_an_empty_line_is_named_by_its_file_and_line(files, tmp_path, caplog):
     assert f"1 reference(s) empty (first: {blank} line 3)" in said  # the file and line, not refs[2][1]
 
 
+def test_compare_names_an_empty_line_by_its_file_and_line_as_bertscore_does(files, tmp_path, caplog):
+    paths, cands, refs = files
+    system, blank = tmp_path / "sys.txt", tmp_path / "blank.txt"
+    system.write_text("\n".join(cands[:1] + [""] + cands[2:]) + "\n", encoding="utf-8")
+    blank.write_text("\n".join(refs[:2] + [" "] + refs[3:]) + "\n", encoding="utf-8")
+    argv = ["compare", str(paths["cand"]), str(system), "-r", str(paths["ref"]), "-r", str(blank)]
+    with caplog.at_level("WARNING", logger="fastbertscore"):
+        assert main([*argv, "-m", MINILM, "-l", "3", "--n-samples", "10"]) == 0
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert f"1 candidate(s) empty (first: {system} line 2)" in said  # not systems['sys.txt'][1], 0-based
+    assert f"1 reference(s) empty (first: {blank} line 3)" in said  # not references[2][1]
+
+
 @pytest.mark.slow  # the default model's load: .ci/run's second path keeps to the fast numeric tests
 def test_stdin_and_default_model(files, monkeypatch, capsys):
     # In this process, stdin a byte stream as a pipe gives (the command reads its bytes as UTF-8); a real process
