@@ -104,13 +104,17 @@ def pairs_from_rows(
     *,
     source: str = "the file",
     boxes: tuple[str, str] = ("candidate column", "reference column"),
+    max_chars: int | None = None,
+    taker: str = "the command",
 ) -> tuple[list[str], list[str] | list[list[str]]]:
     """Candidates and references from named columns; several reference columns (or a JSON list) give
     several references per candidate. Messages name the rows' ``source`` (a file's name) and where the caller
-    took each column's name (``boxes``: a command's flags, the Space's boxes).
+    took each column's name (``boxes``: a command's flags, the Space's boxes); ``taker`` names who takes at most
+    ``max_chars`` characters per text, where that is bounded.
 
     Raises:
-        ValueError: no rows, a column is missing (the message lists the columns there are), or a cell is not text.
+        ValueError: no rows, a column is missing (the message lists the columns there are), a cell is not text, or
+            a text is over ``max_chars``.
     """
     if not rows:
         raise ValueError(f"{source} has no rows: give it a row per candidate")
@@ -129,6 +133,11 @@ def pairs_from_rows(
             cells = cell if isinstance(cell, list) and index else [cell]
             if not cells or not all(isinstance(text, str) for text in cells):
                 raise ValueError(f"{box} {name!r} holds {cell!r:.40} in row {number} of {source}, not text")
+            if max_chars is not None and (longest := max(map(len, cast("list[str]", cells)))) > max_chars:
+                raise ValueError(
+                    f"{box} {name!r} holds a text of {longest:,} characters in row {number} of {source}; "
+                    f"{taker} takes at most {max_chars:,} per text"
+                )
             texts.extend(cast("list[str]", cells))
         cands.append(texts[0])
         refs.append(texts[1:])

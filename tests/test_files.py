@@ -85,6 +85,15 @@ def test_rows_that_do_not_fit_the_columns_named_are_refused_naming_the_source_an
     assert pairs_from_rows(rows[:1] * 2, "candidate", ["reference", "candidate"]) == (["a", "a"], [["b", "a"]] * 2)
 
 
+def test_a_text_over_max_chars_is_refused_naming_its_column_row_and_source_in_the_same_pass():
+    rows = [{"candidate": "abc", "reference": "b"}, {"candidate": "c", "reference": ["d", "efgh"]}]
+    with pytest.raises(ValueError, match=r"^reference column 'reference' holds a text of 4 characters in row 2 of "):
+        pairs_from_rows(rows, "candidate", ["reference"], max_chars=3)
+    with pytest.raises(ValueError, match="in row 1 of x.csv; the Space takes at most 2 per text$"):
+        pairs_from_rows(rows, "candidate", ["reference"], source="x.csv", max_chars=2, taker="the Space")
+    assert pairs_from_rows(rows, "candidate", ["reference"], max_chars=4)[0] == ["abc", "c"]
+
+
 def test_json_lines_hold_any_value_and_unicode_line_separators(tmp_path):
     path = tmp_path / "samples.jsonl"
     path.write_text('["a\u2028b", "c"]\n\n{"k": 1}\n', encoding="utf-8")

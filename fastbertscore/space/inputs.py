@@ -151,16 +151,9 @@ def batch_pairs(
             raise ValueError(f"Row {number} has {count:,} references; the Space takes at most {max_references} per row")
         pairs += count
     check_pairs(pairs, f"{len(rows):,} rows and their references", max_pairs)
-    cands, refs = pairs_from_rows(rows, cand_name, names, source=file_name, boxes=BOXES)
-    for number, row in enumerate(rows, start=1):  # every cell is text now, or a list of texts
-        for box, name in [(BOXES[0], cand_name), *((BOXES[1], name) for name in names)]:
-            cell = row[name]
-            longest = max(len(text) for text in (cell if isinstance(cell, list) else [cell]))  # type: ignore[arg-type]
-            if longest > max_chars:
-                raise ValueError(
-                    f"{box} {shown(name)} holds a text of {longest:,} characters in row {number} of {file_name}; "
-                    f"the Space takes at most {max_chars:,} per text"
-                )
+    cands, refs = pairs_from_rows(
+        rows, cand_name, names, source=file_name, boxes=BOXES, max_chars=max_chars, taker="the Space"
+    )
     return cands, refs, [group if isinstance(group, list) else [group] for group in refs]
 
 
