@@ -1,10 +1,8 @@
 """A whole evaluation, side by side: bert-score 0.3.13 and fastbertscore on the shared WMT file, in three orders.
 
     python benchmarks/at_scale.py                   # writes benchmarks/at_scale_results.md (+ .json) and docs/at_scale.png
-    python benchmarks/at_scale.py --sizes 600 --orders shuffled
 
-Each (contender, order, size) in a fresh process: one timed call. Columns and figures: docs/speed.md, "A whole
-evaluation".
+Each (contender, order, size) in a fresh process: one timed call. Columns, figures: docs/speed.md, "A whole evaluation".
 """
 
 import argparse
@@ -12,7 +10,6 @@ import functools
 import json
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -48,15 +45,13 @@ def pairs(order: str, n: int) -> tuple[list[str], list[str]]:
 
 
 def make_score(contender: str, path: str, layer: int):
-    """The contender's ``score(cands, refs)`` on the model at ``path``, at ``layer``. MAPS: ``evaluate.load(module)``,
-    then its ``compute`` once per ``datasets.map`` batch (datasets' default 1,000)."""
+    """The contender's ``score(cands, refs)``; MAPS: an evaluate module's ``compute`` per ``datasets.map`` batch."""
     options = {"model_type": path, "num_layers": layer, **CONTENDERS[contender]}
     if contender == "bert-score":
-        import bert_score
-
-        return bert_score.BERTScorer(**options).score
+        return common.bert_score().BERTScorer(**options).score
     if contender not in MAPS:
         return fb.BERTScorer(**options).score
+    import datasets  # evaluate imports it too
     import evaluate
 
     module = EVALUATE_MODULE if contender.startswith("evaluate") else str(common.ROOT / "bertscore.py")
@@ -64,8 +59,6 @@ def make_score(contender: str, path: str, layer: int):
     compute(predictions=["warm"], references=["up"])  # loads the model, as the first batch would
 
     def score(cands, refs):
-        import datasets
-
         ds = datasets.Dataset.from_dict({"candidate": cands, "reference": refs})
         add = lambda batch: {"f1": compute(predictions=batch["candidate"], references=batch["reference"])["f1"]}
         out = ds.map(add, batched=True, batch_size=1000, keep_in_memory=True)
@@ -117,8 +110,7 @@ def table(rows: list[dict]) -> str:
 def plot(rows: list[dict], path: Path) -> None:
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
 
-    fig = Figure(figsize=(7, 4.2))
-    ax = fig.subplots()
+    ax = (fig := Figure(figsize=(7, 4.2))).subplots()
     for key in dict.fromkeys((r["contender"], r["order"]) for r in rows):  # one line per (contender, order)
         group = sorted((r for r in rows if (r["contender"], r["order"]) == key), key=lambda r: r["pairs"])
         ax.plot([r["pairs"] for r in group], [1000 * r["seconds"] / r["pairs"] for r in group], marker="o",
@@ -147,7 +139,7 @@ def compared(runs: dict[str, list[dict]]) -> list[dict]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", default=",".join(ORDERS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -173,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     plot(rows, Path(args.plot))
     print(table(rows))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -60,22 +60,19 @@ def in_child(script: str, *args: object, env: dict[str, str] | None = None, cwd:
 
 
 def command_line(parser, child, argv: list[str] | None, nargs: int) -> argparse.Namespace:
-    """``parser``'s arguments. A ``--child`` process (:func:`in_child`) exits 0 once its answer, ``child(*its nargs
-    strings)``, went out as one line of JSON, last on stdout; the parent exits 2 if the pairs file is missing."""
+    """``parser``'s arguments; a ``--child`` process (:func:`in_child`) prints ``child(*strings)`` as JSON and exits."""
     parser.add_argument("--child", nargs=nargs, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)), flush=True)
         sys.exit(0)
     if not data().exists():
-        print(wmt_data.MISSING, file=sys.stderr)
-        sys.exit(2)
+        parser.exit(2, wmt_data.MISSING + "\n")
     return args
 
 
 def alternate(script: str, contenders: list[str], rounds: int, *args: object, skip=None, env=None) -> dict:
-    """Each (round, contender) not skipped (``skip(round, contender)``) in a fresh process (:func:`in_child` with
-    ``contender, *args``), the contenders alternating: the runs by contender."""
+    """The runs by contender: each (round, contender) not ``skip``-ped in a fresh process, contenders alternating."""
     runs: dict[str, list[dict]] = {}
     for k in range(rounds):
         for contender in contenders:
@@ -88,6 +85,13 @@ def alternate(script: str, contenders: list[str], rounds: int, *args: object, sk
 def write(text: str, out: str | Path) -> None:
     Path(out).write_text(text, encoding="utf-8")
     print(text)
+
+
+def bert_score():
+    """bert-score 0.3.13, imported where a contender runs it."""
+    import bert_score
+
+    return bert_score
 
 
 def minilm() -> str:
@@ -141,8 +145,7 @@ def machine() -> str:
 
 
 def length_sorted_batches(tokenizer, texts: list[str], size: int = 64) -> tuple[list, int]:
-    """The distinct ``texts`` tokenized (cut at 512 tokens), longest first, padded in batches of ``size`` (bert-score's
-    and our batch size); and their real tokens."""
+    """The distinct ``texts`` tokenized (cut at 512), longest first, padded in batches of ``size``; their real tokens."""
     ids = sorted(tokenizer(sorted(set(texts)), truncation=True, max_length=512)["input_ids"], key=len, reverse=True)
     padded = [tokenizer.pad({"input_ids": ids[k : k + size]}, return_tensors="pt") for k in range(0, len(ids), size)]
     return padded, sum(map(len, ids))

@@ -27,21 +27,15 @@ import fastbertscore as fb
 sys.path.insert(0, str(common.ROOT / "tests"))  # the tolerance policy: the one place a bound comes from
 DATA = common.ROOT / ".gpu" / "human_judgments_toen.tsv"
 
-SHAPES = {
-    "roberta-large": {"layers": 24, "width": 1024, "heads": 16, "layer": 17},
-    "minilm": {"layers": 6, "width": 384, "heads": 12, "layer": 6},
-}
-TINY = {  # --dry-run: the same steps on shapes a CPU runs in seconds
-    "roberta-large": {"layers": 3, "width": 64, "heads": 4, "layer": 2},
-    "minilm": {"layers": 2, "width": 32, "heads": 2, "layer": 2},
-}
+_shape = lambda layers, width, heads, layer: {"layers": layers, "width": width, "heads": heads, "layer": layer}
+SHAPES = {"roberta-large": _shape(24, 1024, 16, 17), "minilm": _shape(6, 384, 12, 6)}
+TINY = {"roberta-large": _shape(3, 64, 4, 2), "minilm": _shape(2, 32, 2, 2)}  # --dry-run: shapes a CPU runs in seconds
 PARTS = {  # (what, model, pairs) in the order they run: both parts fit one device call (about 6 minutes on an H200)
     1: [("parity", "minilm", 2000), ("speed", "roberta-large", 10_000), ("speed", "minilm", 10_000)],
     2: [("speed", "minilm", 100_000), ("speed", "roberta-large", 100_000)],
 }
 DRY = {1: [("parity", "roberta-large", 20), ("speed", "roberta-large", 30)], 2: [("speed", "minilm", 50)]}
-# Up to this many pairs, the bare encoder is timed, our calls are split into phases, and float32 runs again under a
-# fixed budget (MEMORY_MB) whose peak device memory is the row's; not again at 100k.
+# Up to this many pairs (not at 100k): bfloat16, float32 again under MEMORY_MB, the bare encoder and our phases.
 CEILING_UP_TO = 20_000
 MEMORY_MB = 1024
 # The share of the bare encoder compares like with like: ours and the bare pass each warmed by a whole run, then
@@ -50,6 +44,7 @@ REPEATS = 3
 DRY_ROWS = 40  # a dry run reads this many pairs, so 50 pairs goes past the file as 100k pairs does
 
 log = logging.getLogger("gpu")
+_bert_score = common.bert_score  # benchmarks/gpu_results.md's probe reaches it here too
 
 
 def workload(pairs: list[tuple[str, str]], n: int) -> tuple[list[str], list[str]]:
@@ -65,17 +60,14 @@ def build_model(name: str, shape: dict, pairs: list[tuple[str, str]], root: Path
     folder = root / name
     if (folder / "config.json").exists():
         return folder
-    bpe = ByteLevelBPETokenizer()
-    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe, specials = ByteLevelBPETokenizer(), ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
     bpe.train_from_iterator([t for p in pairs for t in p], vocab_size=8000, min_frequency=2, special_tokens=specials)
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
     tokenizer = transformers.RobertaTokenizer(trained["vocab"], merges, add_prefix_space=True, model_max_length=512)
     sizes = {"hidden_size": shape["width"], "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"]}
-    extra = {"max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": tokenizer.pad_token_id}
-    config = transformers.RobertaConfig(
-        vocab_size=len(tokenizer), intermediate_size=4 * shape["width"], **sizes, **extra
-    )
+    extra = {"vocab_size": len(tokenizer), "intermediate_size": 4 * shape["width"], "max_position_embeddings": 514}
+    config = transformers.RobertaConfig(**sizes, **extra, type_vocab_size=1, pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(0)
     transformers.AutoModel.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -92,31 +84,18 @@ def environment(device: str) -> dict:
             return f"unreadable ({str(error)[:60]})"
 
     cuda, sdp = torch.backends.cuda, "flash_sdp mem_efficient_sdp math_sdp cudnn_sdp".split()
-    info = {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "fastbertscore": fb.__version__,
-        "bert_score": importlib.metadata.version("bert-score"),  # its __version__ says 0.3.12
-        "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})",
-        "cuda": torch.version.cuda,
-        "float32 matmul precision": read(torch.get_float32_matmul_precision),
-        "cuda.matmul.allow_tf32": read(lambda: cuda.matmul.allow_tf32),
-        "cudnn.allow_tf32": read(lambda: torch.backends.cudnn.allow_tf32),
-        "cuda.matmul.fp32_precision": read(lambda: cuda.matmul.fp32_precision),
-        "cudnn.conv.fp32_precision": read(lambda: torch.backends.cudnn.conv.fp32_precision),
-        "sdpa flash / mem-efficient / math / cudnn": [read(getattr(cuda, f"{k}_enabled")) for k in sdp],
-    }
-    for key, value in info.items():
-        print(f"{key}: {value}", flush=True)
+    info = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
+    info["fastbertscore"] = fb.__version__
+    info["bert_score"] = importlib.metadata.version("bert-score")  # its __version__ says 0.3.12
+    info["device"] = torch.cuda.get_device_name(device) if device.startswith("cuda") else f"CPU ({platform.machine()})"
+    info |= {"cuda": torch.version.cuda, "float32 matmul precision": read(torch.get_float32_matmul_precision)}
+    info["cuda.matmul.allow_tf32"] = read(lambda: cuda.matmul.allow_tf32)
+    info["cudnn.allow_tf32"] = read(lambda: torch.backends.cudnn.allow_tf32)
+    info["cuda.matmul.fp32_precision"] = read(lambda: cuda.matmul.fp32_precision)
+    info["cudnn.conv.fp32_precision"] = read(lambda: torch.backends.cudnn.conv.fp32_precision)
+    info["sdpa flash / mem-efficient / math / cudnn"] = [read(getattr(cuda, f"{k}_enabled")) for k in sdp]
+    print("\n".join(f"{key}: {value}" for key, value in info.items()), flush=True)
     return info
-
-
-def _bert_score():
-    """bert-score 0.3.13 (benchmarks/gpu_results.md's probe reaches it here too)."""
-    import bert_score
-
-    return bert_score
 
 
 def _timed(device: str, run) -> tuple[float, object, float]:
@@ -131,8 +110,7 @@ def _timed(device: str, run) -> tuple[float, object, float]:
     result = run()
     if cuda:
         torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    return seconds, result, (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else 0.0
+    return time.perf_counter() - start, result, (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else 0.0
 
 
 def _free(device: str) -> None:
@@ -143,10 +121,8 @@ def _free(device: str) -> None:
 
 
 def bare_encoder_seconds(folder: Path, layer: int, dtype: str, texts: list[str], device: str) -> tuple[float, int]:
-    """Our encoder's forward pass alone (the Hugging Face model cut at ``layer``, in ``dtype``, with the attention
-    kernels ours runs: in half precision not cuDNN's, which builds a plan per shape) over the distinct texts,
-    longest first in batches of our default size on the device, warmed by one pass: the median seconds of
-    ``REPEATS`` passes, and the real tokens."""
+    """Our encoder alone (cut at ``layer``, in ``dtype``, with the attention kernels ours runs) over the distinct
+    texts, longest first in batches of our default size: :func:`_median` seconds, and the real tokens."""
     scorer = fb.BERTScorer(model_type=str(folder), num_layers=layer, device=device, dtype=dtype)
     padded, tokens = common.length_sorted_batches(scorer.tokenizer, texts, fb.default_batch_size(device))
     batches = [(b["input_ids"].to(device), b["attention_mask"].to(device)) for b in padded]
@@ -166,10 +142,9 @@ def _median(device: str, run) -> float:
 
 def speed(name: str, folder: Path, shape: dict, cands: list[str], refs: list[str], device: str) -> list[dict]:
     """bert-score exact, ours exact and ours bf16, each loaded alone, on the same pairs: one row each."""
-    layer = shape["layer"]
     torch.set_float32_matmul_precision("highest")  # bert-score in full float32 too, as ours runs (no TF32)
     torch.backends.cudnn.allow_tf32 = False
-    warm, rows, small = (cands[:64], refs[:64]), [], len(cands) <= CEILING_UP_TO
+    warm, rows, small, layer = (cands[:64], refs[:64]), [], len(cands) <= CEILING_UP_TO, shape["layer"]
     # at 100k pairs bert-score and float32 only, so that both parts fit one device call
     contenders = ["bert-score", "float32"] + (["bfloat16", f"float32, memory_mb={MEMORY_MB}"] if small else [])
     for contender in contenders:
@@ -216,9 +191,9 @@ def parity(name: str, folder: Path, shape: dict, cands, refs, device: str) -> li
         del scorer
         _free(where)
     bound = two_devices(shape["width"], layer, tokens=tokens)
+    within = True
     try:  # the policy's own check: P and R within the bound, F within it times F's conditioning
         assert_scores_close(scores[device], scores["cpu"], width=shape["width"], tokens=tokens, bound=bound)
-        within = True
     except AssertionError as error:
         log.warning("outside the two-device bound: %s", error)
         within = False
@@ -239,12 +214,8 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
         "random weights, not on a trained model.\n\n"
     )
     columns = ["model", "pairs:", "distinct texts:", "contender", "s:", "pairs/s:", "× bert-score:"]
-    columns += [
-        "peak MB above model:",
-        "max ΔF vs exact (random weights):",
-        "warm tokens/s:",
-        "bare encoder warm tokens/s:",
-    ]
+    columns += ["peak MB above model:", "max ΔF vs exact (random weights):", "warm tokens/s:"]
+    columns += ["bare encoder warm tokens/s:", "share:"]
     speed = [r for r in rows if r["part"] == "speed"]
     speed_rows = [
         [r["model"], r["pairs"], r["distinct_texts"], r["contender"], f"{r['seconds']:.2f}", f"{r['pairs_per_s']:.0f}"]
@@ -253,7 +224,7 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
         + [common.fmt(r.get("share_of_bare"), ".0%")]
         for r in speed
     ]
-    text += common.table([*columns, "share:"], speed_rows) if speed_rows else ""
+    text += common.table(columns, speed_rows) if speed_rows else ""
     if split := [(r, r["phases"]) for r in speed if r.get("phases")]:
         text += (
             "\nOur calls split into phases (`fastbertscore.phase_times()`, a second call of the same scorer; each phase "
@@ -262,12 +233,8 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
         )
         columns = ["model", "pairs:", "contender", "call:", *(f"{k}:" for k in common.PHASES), "rest:"]
         rest = lambda ph: ph["call"] - sum(v for k, v in ph.items() if k != "call")
-        body = [
-            [r["model"], r["pairs"], r["contender"], f"{ph['call']:.3f}"]
-            + [*(common.fmt(ph.get(k), ".3f") for k in common.PHASES), f"{rest(ph):.3f}"]
-            for r, ph in split
-        ]
-        text += common.table(columns, body)
+        cells = lambda ph: [*(common.fmt(ph.get(k), ".3f") for k in ("call", *common.PHASES)), f"{rest(ph):.3f}"]
+        text += common.table(columns, [[r["model"], r["pairs"], r["contender"], *cells(ph)] for r, ph in split])
     for r in (r for r in rows if r["part"] == "parity"):
         text += (
             f"\nParity ({r['model']}, {r['pairs']} pairs, {r['contender']}): max |ΔP| {r['max_dP']:.1e}, "
@@ -277,7 +244,7 @@ def write(rows: list[dict], info: dict, out: Path) -> None:
     (out / "gpu_results.md").write_text(text)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", type=int, choices=[1, 2], help="which of the two commands (default: both)")
     parser.add_argument("--dry-run", action="store_true", help="the same steps on the CPU, tiny shapes and sizes")
@@ -287,18 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if not args.data.exists():
-        print(f"pairs not found: {args.data} (bash benchmarks/gpu_run.sh pack copies them into .gpu/)", file=sys.stderr)
-        return 2
-    device = "cpu" if args.dry_run else "cuda"
-    if not args.dry_run and not torch.cuda.is_available():
-        print("no CUDA device here; --dry-run runs the same steps on the CPU", file=sys.stderr)
-        return 2
-    shapes, plan = (TINY, DRY) if args.dry_run else (SHAPES, PARTS)
+        parser.error(f"pairs not found: {args.data} (bash benchmarks/gpu_run.sh pack copies them into .gpu/)")
+    device, shapes, plan = ("cpu", TINY, DRY) if args.dry_run else ("cuda", SHAPES, PARTS)
+    if device == "cuda" and not torch.cuda.is_available():
+        parser.error("no CUDA device here; --dry-run runs the same steps on the CPU")
     pairs = [(r["candidate"], r["reference"]) for r in common.rows(args.data)]
     pairs = [(c, r) for c, r in pairs if c.strip() and r.strip()][: DRY_ROWS if args.dry_run else None]
-    root = args.root or Path(tempfile.mkdtemp(prefix="gpu-bench-"))
-    info = environment(device)
-    rows: list[dict] = []
+    root, info, rows = args.root or Path(tempfile.mkdtemp(prefix="gpu-bench-")), environment(device), []
     for part in [args.part] if args.part else [1, 2]:
         for what, name, n in plan[part]:
             folder, (cands, refs) = build_model(name, shapes[name], pairs, root), workload(pairs, n)
@@ -306,8 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             rows += (parity if what == "parity" else speed)(name, folder, shapes[name], cands, refs, device)
             write(rows, info, args.out)
     print((args.out / "gpu_results.md").read_text())
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

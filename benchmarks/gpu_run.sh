@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The GPU bundle (docs/speed.md, "On a GPU"): `pack` here (.gpu/, git-ignored: the WMT pairs, bert-score 0.3.13,
 # our wheel, all-MiniLM-L6-v2 in bfloat16 and a package that serves it), then on a GPU machine with no network and
-# .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts) or `all` (both, in one call of
-# about 6 minutes on an H200; $GPU_RUN_TIMEOUT seconds at most, 530 by default). Results go to $OUT (benchmarks/
-# without it). `python benchmarks/gpu.py --dry-run` runs the steps on a CPU (tests/test_benchmarks.py).
+# .gpu/ carried: `tests` (tests/test_gpu.py), `1` and `2` (benchmarks/gpu.py's parts) or `all` (both, about 6 minutes
+# on an H200; $GPU_RUN_TIMEOUT seconds at most, 530 by default). Results go to $OUT (benchmarks/ without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 site="${TMPDIR:-/tmp}/fastbertscore-gpu-site"
@@ -26,11 +25,10 @@ case "${1:-}" in
   1 | 2 | all)
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .gpu/wheels/*.whl
     export PYTHONPATH="$site"  # tokenizers as a user has them (TOKENIZERS_PARALLELISM unset: the library's default)
-    out="${OUT:-benchmarks}"
     part=(--part "$1")
     [ "$1" = all ] && part=()
     timeout "${GPU_RUN_TIMEOUT:-530}" python3 benchmarks/gpu.py "${part[@]}" --data .gpu/human_judgments_toen.tsv \
-      --out "$out" --root "${TMPDIR:-/tmp}/fastbertscore-gpu-models"
+      --out "${OUT:-benchmarks}" --root "${TMPDIR:-/tmp}/fastbertscore-gpu-models"
     ;;
   *)
     echo "usage: bash benchmarks/gpu_run.sh pack | tests | 1 | 2 | all" >&2

@@ -1,14 +1,12 @@
 """Where one whole-file call spends its time, side by side with bert-score 0.3.13: the encoder and the host around it.
 
     python benchmarks/host_path.py                 # layers 0 and 3, 3 alternating rounds; writes host_path_results.md
-    python benchmarks/host_path.py --layers 0 --rounds 1 --pairs 2000
 
 The WMT file in at_scale.py's system order, each run in a fresh process, the contenders alternating. Columns and
 figures: docs/speed.md, "The host path".
 """
 
 import argparse
-import sys
 
 import at_scale
 import common
@@ -37,15 +35,13 @@ def table(results: dict[int, dict[str, list[dict]]], n: int) -> str:
             phases, outside = r["phases"], r["seconds"] - r["encoder_seconds"]
             cells = [common.fmt(phases.get(p), ".2f") for p in common.PHASES]
             cells.append(f"{r['seconds'] - sum(phases.values()):.2f}" if phases else "–")
-            share = outside / (theirs["seconds"] - theirs["encoder_seconds"])
-            body.append(
-                [layer, contender, f"{r['seconds']:.2f} ({spread})", f"{r['encoder_seconds']:.2f}", f"{outside:.2f}"]
-                + [*cells, f"{theirs['seconds'] / r['seconds']:.2f}×", f"{share:.2f}"]
-            )
+            share = f"{outside / (theirs['seconds'] - theirs['encoder_seconds']):.2f}"
+            seconds = [f"{r['seconds']:.2f} ({spread})", f"{r['encoder_seconds']:.2f}", f"{outside:.2f}"]
+            body.append([layer, contender, *seconds, *cells, f"{theirs['seconds'] / r['seconds']:.2f}×", share])
     return head + common.table(columns, body)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", default="0,3")
     parser.add_argument("--pairs", type=int, default=19238)
@@ -55,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     layers = map(int, args.layers.split(","))
     results = {k: common.alternate(__file__, list(CONTENDERS), args.rounds, ORDER, args.pairs, k) for k in layers}
     common.write(table(results, args.pairs), args.out)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -38,9 +38,7 @@ REQUEST_TIMEOUT_S = 3 * 120
 #: The hostile user stops after this many seconds, done or not.
 HOSTILE_SECONDS = 900
 #: Languages the hostile user asks for, a new one each time (known codes: each is a baseline lookup once).
-LANGUAGES = (
-    "af sq ar an hy ast az ba eu bar be bn bpy bs br bg my ca ceb ce cv hr cs da nl et fi fr gl ka de el".split()
-)
+LANGUAGES = "af sq ar an hy ast az ba eu bar be bn bpy bs br bg my ca ceb ce cv hr cs da nl et fi fr gl ka de el"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,10 +68,9 @@ def start_app() -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, **common.ENV, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
-    env["GRADIO_ANALYTICS_ENABLED"] = "False"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    app = subprocess.Popen([sys.executable, str(common.ROOT / "app.py")], cwd=common.ROOT, env=env, **quiet)
+    gradio = {"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": {**os.environ, **common.ENV, **gradio}}
+    app = subprocess.Popen([sys.executable, str(common.ROOT / "app.py")], cwd=common.ROOT, **quiet)
     deadline = time.time() + 120
     while time.time() < deadline and app.poll() is None:
         try:
@@ -142,20 +139,15 @@ def run(args, app, url, data, tmp) -> str:
             wrong.append((c, r, f1, expected[(k, two)]))
         return "two refs" if two else "pair"
 
-    def sample(done: int) -> None:
-        if done % max(1, total // 10) == 0:
-            samples.append((done, rss_mb(app.pid)))
-
+    sample = lambda done: samples.append((done, rss_mb(app.pid))) if done % max(1, total // 10) == 0 else None
     start = time.perf_counter()
     latencies, failures = drive(url, args.users, args.requests, send, sample)
     elapsed = time.perf_counter() - start
     rss["at the end"] = end = rss_mb(app.pid)
-    growth = (
-        f"Growth from the first tenth of the load to the end: **{end - samples[0][1]:+.0f} MB** "
-        f"({samples[0][0]} → {total} requests)."
-        if samples
-        else "No RSS samples (fewer than 10 requests)."
-    )
+    growth = "No RSS samples (fewer than 10 requests)."
+    if samples:
+        growth = f"Growth from the first tenth of the load to the end: **{end - samples[0][1]:+.0f} MB** "
+        growth += f"({samples[0][0]} → {total} requests)."
     kinds = [[k, *latency(v), f"{max(v):.3f}"] for k in ("pair", "two refs", "5-pair file") if (v := latencies.get(k))]
     memory = " · ".join(f"{when} {mb:.0f} MB" for when, mb in rss.items())
     return f"""# Space load test
@@ -180,19 +172,8 @@ def distinct_words(k: int, n: int) -> str:
     return " ".join(f"w{(k * 7919 + i * 104729) % 1_000_003}" for i in range(n))
 
 
-def at_budget_file(tmp: Path) -> Path:
-    """A Batch file of 2,000 rows of distinct texts whose counted work is just under the Space's budget."""
-    path, n = tmp / "at_budget.csv", 4
-    for _ in range(3):  # the work grows with the words per text: two corrections land within a few percent
-        rows = (f"{distinct_words(2 * r, n)},{distinct_words(2 * r + 1, n)}" for r in range(2000))
-        path.write_text("\n".join(["candidate,reference", *rows]) + "\n", encoding="utf-8")
-        job = fb.space.score_file(str(path), "candidate", "reference", run=lambda job: job)  # checked, not run
-        n = max(1, int(n * 0.97 * fb.space.WORK_BUDGET / job.work))
-    return path
-
-
 def uploads(tmp: Path) -> dict[str, Path]:
-    """The uploads of the mix, written once."""
+    """The uploads of the mix, written once (at_budget: distinct texts whose work is just under the budget)."""
     texts = {
         "over_budget.csv": "candidate,r1,r2,r3,r4\n"  # the issue's: 2,000 rows × (1 + 4) distinct long texts
         + "".join(",".join(distinct_words(5 * r + k, 60) for k in range(5)) + "\n" for r in range(2000)),
@@ -205,23 +186,25 @@ def uploads(tmp: Path) -> dict[str, Path]:
     }
     for name, text in texts.items():
         (tmp / name).write_text(text, encoding="utf-8")
-    return {name.split(".")[0]: tmp / name for name in texts} | {"at_budget": at_budget_file(tmp)}
+    path, n = tmp / "at_budget.csv", 4
+    for _ in range(3):  # the work grows with the words per text: two corrections land within a few percent
+        rows = (f"{distinct_words(2 * r, n)},{distinct_words(2 * r + 1, n)}" for r in range(2000))
+        path.write_text("\n".join(["candidate,reference", *rows]) + "\n", encoding="utf-8")
+        job = fb.space.score_file(str(path), "candidate", "reference", run=lambda job: job)  # checked, not run
+        n = max(1, int(n * 0.97 * fb.space.WORK_BUDGET / job.work))
+    return {name.split(".")[0]: tmp / name for name in texts} | {"at_budget": path}
 
 
 def hostile_requests(url: str, tmp: Path) -> list[tuple[str, object]]:
-    """(what, call) for the worst requests of the Space's limits, each a call that raises when refused: first those
-    bounded by work rather than by count, and the parse-heavy uploads."""
+    """(what, call) for the worst requests of the Space's limits, each a call that raises when refused."""
     import httpx
 
     client, files = Client(url, verbose=False), uploads(tmp)
     systems = [files[f"system{k}"] for k in range(fb.space.MAX_SYSTEMS + 1)]
     models = (fb.DEFAULT_MODEL, "roberta-large")  # a model with a published baseline: allowed, loaded only if cached
 
-    def call(api: str, *args):
-        return lambda: client.submit(*args, api_name=api).result(timeout=REQUEST_TIMEOUT_S)
-
-    def batch(name: str, references: str = "reference"):
-        return call("/score_file", handle_file(str(files[name])), "candidate", references)
+    call = lambda api, *args: lambda: client.submit(*args, api_name=api).result(timeout=REQUEST_TIMEOUT_S)
+    batch = lambda name, refs="reference": call("/score_file", handle_file(str(files[name])), "candidate", refs)
 
     def in_turn(*options, choices: tuple):  # a Pair request with the next of ``choices`` each time
         turn = itertools.cycle(choices[1:] + choices[:1])
@@ -242,7 +225,7 @@ def hostile_requests(url: str, tmp: Path) -> list[tuple[str, object]]:
         ("10,000 distinct long texts (over the work budget)", batch("over_budget", "r1,r2,r3,r4")),
         ("layers 1 and 2 in turn", in_turn(fb.DEFAULT_MODEL, choices=("1", "2"))),
         (" and ".join(models) + " in turn", in_turn(choices=models)),
-        ("a new language each time", in_turn(fb.DEFAULT_MODEL, "", choices=LANGUAGES)),
+        ("a new language each time", in_turn(fb.DEFAULT_MODEL, "", choices=LANGUAGES.split())),
         ("1,000,000 tiny rows", batch("million_rows")),
         ("a JSONL line of 200,000 '['", batch("nested")),
         ("n_samples=100,000,000", call("/compare", None, "x\ny", None, pasted, "paired bootstrap", 100_000_000, 1)),
@@ -275,13 +258,10 @@ def run_hostile(args, app, url, data, tmp) -> str:
     for _, call in calls:  # one round before measuring: the app's first answers allocate what they keep
         attempt(call)
     rss_before = rss_mb(app.pid)
-    outcomes: list[tuple[str, float, str]] = []
-    deadline = time.time() + HOSTILE_SECONDS
+    outcomes, deadline = [], time.time() + HOSTILE_SECONDS  # outcomes: (what, seconds, outcome)
 
     def hostile() -> None:
-        for k in range(args.hostile_requests):
-            if time.time() > deadline:
-                break
+        for k in itertools.takewhile(lambda _: time.time() <= deadline, range(args.hostile_requests)):
             what, call = calls[k % len(calls)]
             seconds, message = attempt(call)
             kind = "stopped at its deadline" if (message or "").startswith("This request was stopped") else "refused"
@@ -294,8 +274,8 @@ def run_hostile(args, app, url, data, tmp) -> str:
     return hostile_report(args, quiet, quiet_failures, loud, loud_failures, outcomes, rss_before, rss_mb(app.pid))
 
 
-def percentile(values: list[float], q: float) -> float:
-    return sorted(values)[round(q * (len(values) - 1))]  # 0 <= q <= 1
+def p95(values: list[float]) -> float:
+    return sorted(values)[round(0.95 * (len(values) - 1))]
 
 
 def attempt(call) -> tuple[float, str | None]:
@@ -308,7 +288,7 @@ def attempt(call) -> tuple[float, str | None]:
         return time.perf_counter() - start, (str(error).strip() or type(error).__name__).splitlines()[0]
 
 
-def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[str, list[float]], list[str]]:
+def drive(url: str, users: int, requests: int, send, done=lambda n: None) -> tuple[dict[str, list], list[str]]:
     """``users`` clients of the app at ``url`` at once, each sending ``requests`` requests by ``send(client, user, i)``
     (which returns the request's kind; then ``done(requests answered)``): the latencies by kind, and the failures."""
     latencies, failures, lock = {}, [], threading.Lock()  # latencies by kind; "user u request i: error"
@@ -325,8 +305,7 @@ def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[st
                 continue
             with lock:
                 latencies.setdefault(kind, []).append(time.perf_counter() - start)
-                if done is not None:
-                    done(sum(map(len, latencies.values())))
+                done(sum(map(len, latencies.values())))
 
     with ThreadPoolExecutor(users) as pool:
         list(pool.map(user, range(users)))
@@ -335,9 +314,7 @@ def drive(url: str, users: int, requests: int, send, done=None) -> tuple[dict[st
 
 def latency(values: list[float]) -> list:
     """A table's cells for these latencies: their count, p50 and p95."""
-    if not values:
-        return [0, "–", "–"]
-    return [len(values), f"{statistics.median(values):.3f}", f"{percentile(values, 0.95):.3f}"]
+    return [len(values), *(f"{q(values):.3f}" if values else "–" for q in (statistics.median, p95))]
 
 
 def failed(title: str, failures: list[str]) -> str:
@@ -347,7 +324,7 @@ def failed(title: str, failures: list[str]) -> str:
 
 def hostile_report(args, quiet, quiet_failures, loud, loud_failures, outcomes, rss_before, rss_after) -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    ratio = percentile(loud, 0.95) / percentile(quiet, 0.95) if quiet and loud else float("nan")
+    ratio = p95(loud) / p95(quiet) if quiet and loud else float("nan")
     count = lambda start, within=float("inf"): sum(o.startswith(start) and t <= within for _, t, o in outcomes)
     slowest = max([t for _, t, o in outcomes if o == "finished"], default=0.0)
     users = [["alone", *latency(quiet), len(quiet_failures)]]

@@ -1,7 +1,6 @@
 """The same numbers as an earlier revision: the whole shared WMT file scored by that revision and by this tree.
 
-    python benchmarks/same_numbers.py --against 07b9da6
-    python benchmarks/same_numbers.py --against main --pairs 2000
+    python benchmarks/same_numbers.py --against 07b9da6     # or main; --pairs 2000: the first 2,000 pairs only
 
 Each side in its own process on its own copy of the package (``git archive``), all-MiniLM-L6-v2 at layer 3, plain
 and with idf and rescaling: the largest |ΔP|, |ΔR|, |ΔF| against tests/tolerances.py's float32 bound (exit 1 past it).

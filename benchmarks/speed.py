@@ -1,7 +1,6 @@
 """Side-by-side speed and memory: bert-score 0.3.13, torchmetrics, and fastbertscore's modes.
 
     python benchmarks/speed.py                      # all workloads, 3 rounds, writes benchmarks/results_<cpu class>.md
-    python benchmarks/speed.py --workloads a,b --rounds 1
 
 Each (round, contender) in a fresh process, the contenders alternating; one results file per CPU class (bfloat16
 pays only on some). Workloads and figures: docs/speed.md, "A few hundred pairs, by CPU class".
@@ -10,7 +9,6 @@ pays only on some). Workloads and figures: docs/speed.md, "A few hundred pairs, 
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -69,9 +67,7 @@ CONTENDERS = {
 def _scorer(contender: str, name: str, path: str):
     """``score(cands, refs)`` for the contender: F as a tensor (None for the bare encoder)."""
     if contender == "bert-score":
-        import bert_score
-
-        return bert_score.BERTScorer(model_type=path, num_layers=LAYER).score
+        return common.bert_score().BERTScorer(model_type=path, num_layers=LAYER).score
     if contender == "torchmetrics":
         from torchmetrics.functional.text.bert import bert_score as tm_score
 
@@ -92,8 +88,7 @@ def _scorer(contender: str, name: str, path: str):
 
 def _bare_encoder(path: str, name: str, bf16: bool):
     """The limit of any scorer on this encoder path: the Hugging Face forward pass alone over each call's distinct
-    sentences in length-sorted batches of 64 (bert-score's and our batch size). Tokenizing happens before the
-    clock starts and nothing is matched, so this returns no scores."""
+    sentences (:func:`common.length_sorted_batches`, tokenized before the clock starts); it returns no scores."""
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
     batches = lambda cands, refs: common.length_sorted_batches(tokenizer, cands + refs)[0]
     prepared = {(tuple(c), tuple(r)): batches(c, r) for c, r in workload(name)}
@@ -117,8 +112,7 @@ def child(contender: str, name: str) -> dict:
     start = time.perf_counter()
     F = [score(c, r)[2] for c, r in calls]
     F = None if F[0] is None else [f.tolist() for f in F]
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "peak_rss_mb": common.peak_rss_mb(), "F": F}
+    return {"seconds": time.perf_counter() - start, "peak_rss_mb": common.peak_rss_mb(), "F": F}
 
 
 def measure(name: str, contenders: list[str], rounds: int) -> list[dict]:
@@ -152,7 +146,7 @@ def table(rows: list[list], rounds: int) -> str:
     return head + common.table([*columns, "max abs ΔF vs bert-score:", "τ vs exact:"], rows)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default="a,b,d,c10k,c100k,w1k,w4k,w16k")
     parser.add_argument("--contenders", help="only these (comma-separated) of each workload's contenders")
@@ -168,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += measure(name, wanted, 1 if name.startswith(("c", "w")) else args.rounds)
         Path(args.out).write_text(table(rows, args.rounds))  # after each workload: a long run keeps what it measured
     print(table(rows, args.rounds))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

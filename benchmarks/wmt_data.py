@@ -9,6 +9,7 @@ result against its sha256; columns, derivation, licence and citations: benchmark
 """
 
 import argparse
+import collections
 import csv
 import hashlib
 import io
@@ -18,11 +19,9 @@ import sys
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "human_judgments_toen.tsv"
-#: What a benchmark says when the file is missing.
 MISSING = f"{DATA.relative_to(HERE.parent)} is missing: run `python benchmarks/wmt_data.py` first (it downloads and builds it)"
 SOURCES = HERE / "data" / "sources.txt"
 SHA256 = "bd1a4369243fad15946fa3c18027636f9dcca598d32a186c351b0df15178f42c"
@@ -36,28 +35,13 @@ XML_COMMIT = {(2022, lp): "dcb465e5b8eb77a4300c27cea716a14694cb5b25" for lp in (
 #: Rows a test set keeps: segments in line order until this many rows, then to the end of that document.
 ROWS_PER_SET = 2000
 HEADER = ["lp", "year", "system", "seg_id", "candidate", "reference", "human", "n_raters"]
-
-
-class TestSet(NamedTuple):
-    year: int
-    lp: str
-    ref: str  # the primary reference's letter
-    dropped: tuple[str, ...] = ()  # human references scored as systems
-
-
+#: A test set: its year, language pair, primary reference's letter, and human references scored as systems.
+TestSet = collections.namedtuple("TestSet", "year lp ref dropped", defaults=[()])
 #: The test set's file names (xml, txt) by year.
 TESTSET = {2021: ("newstest2021", "newstest2021"), 2022: ("wmttest2022", "generaltest2022")}
-SETS = [
-    TestSet(2021, "is-en", "A"),
-    TestSet(2021, "ja-en", "A"),
-    TestSet(2021, "ru-en", "A", ("HUMAN",)),
-    TestSet(2022, "cs-en", "B", ("HUMAN-C",)),
-    TestSet(2022, "ja-en", "A"),
-    TestSet(2022, "liv-en", "A"),
-    TestSet(2022, "ru-en", "A"),
-    TestSet(2022, "uk-en", "A"),
-    TestSet(2022, "zh-en", "A", ("HUMAN-B",)),
-]
+SETS = [TestSet(2021, "is-en", "A"), TestSet(2021, "ja-en", "A"), TestSet(2021, "ru-en", "A", ("HUMAN",))]
+SETS += [TestSet(2022, "cs-en", "B", ("HUMAN-C",)), *(TestSet(2022, lp, "A") for lp in ("ja-en", "liv-en", "ru-en"))]
+SETS += [TestSet(2022, "uk-en", "A"), TestSet(2022, "zh-en", "A", ("HUMAN-B",))]
 #: DA system names that differ from the system-output file names.
 RENAMED = {"Nemo": "NVIDIA-NeMo"}
 
@@ -72,8 +56,7 @@ class Source:
 
     def text(self, year: int, path: str, commit: str | None = None) -> str:
         """The file at ``path`` of that year's repository, at ``commit`` (default: the pinned one), blob id checked."""
-        repo, pinned = REPOS[year]
-        commit = commit or pinned
+        repo, commit = REPOS[year][0], commit or REPOS[year][1]
         if self.clones:
             git = ["git", "-C", str(self.clones[year]), "show", f"{commit}:{path}"]
             done = subprocess.run(git, capture_output=True, check=False)
@@ -92,8 +75,7 @@ class Source:
 def line_of_sid(xml: str, year: int) -> tuple[dict[int, int], list[int]]:
     """DA's SID k is the k-th segment with documents sorted by id; map it to the test set's line number (xml order,
     test-suite documents and other collections left out). Also: the line each document ends at, in line order."""
-    root = ET.fromstring(xml)
-    docs = root.findall("./collection[@id='general']/doc") if year == 2022 else root.findall("./doc")
+    docs = ET.fromstring(xml).findall("./collection[@id='general']/doc" if year == 2022 else "./doc")
     docs = [d for d in docs if "testsuite" not in d.attrib]
     lines, ends, line = {}, [], 0
     for doc in docs:
@@ -135,8 +117,7 @@ def rows_of(source: Source, ts: TestSet) -> list[list[str]]:
 
 
 def build(source: Source, out: Path) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer = csv.writer(buffer := io.StringIO(), delimiter="\t", lineterminator="\n")
     writer.writerow(HEADER)
     for ts in SETS:
         writer.writerows(rows_of(source, ts))
@@ -155,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.out}: sha256 {digest}")
     if digest != SHA256:
         print(f"expected sha256 {SHA256}: the sources differ from those the figures were measured on", file=sys.stderr)
-        return 1
-    return 0
+    return int(digest != SHA256)
 
 
 if __name__ == "__main__":

