@@ -118,6 +118,8 @@ def pairs_from_rows(
     """
     if not rows:
         raise ValueError(f"{source} has no rows: give it a row per candidate")
+    if isinstance(ref_columns, str):  # its characters would be read as column names
+        raise TypeError(f"ref_columns must be a list of column names, got the str {ref_columns!r}")
     if not ref_columns:
         raise ValueError("no reference column named: name the column (or columns) that holds the references")
     columns, named = list(rows[0]), [(boxes[0], cand_column), *((boxes[1], name) for name in ref_columns)]

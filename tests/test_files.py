@@ -92,6 +92,8 @@ def test_a_text_over_max_chars_is_refused_naming_its_column_row_and_source_in_th
     with pytest.raises(ValueError, match="in row 1 of x.csv; the Space takes at most 2 per text$"):
         pairs_from_rows(rows, "candidate", ["reference"], source="x.csv", max_chars=2, taker="the Space")
     assert pairs_from_rows(rows, "candidate", ["reference"], max_chars=4)[0] == ["abc", "c"]
+    with pytest.raises(TypeError, match="ref_columns must be a list of column names, got the str 'reference'"):
+        pairs_from_rows(rows, "candidate", "reference")  # type: ignore[arg-type]
 
 
 def test_json_lines_hold_any_value_and_unicode_line_separators(tmp_path):

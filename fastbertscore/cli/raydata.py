@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from fastbertscore.cli.common import Parser, add_arguments, check_outputs, from_arguments
+from fastbertscore.cli.common import Parser, add_arguments, check_outputs, in_flags, settings_from
 from fastbertscore.files import pairs_from_rows, read_rows, write_scores
 from fastbertscore.scale.raydata import score_with_ray
 from fastbertscore.settings import Settings
@@ -24,23 +24,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="TSV of P, R, F per pair, in input order")
     add_arguments(parser, exclude=("device", "batch_size"))  # actors take their own device
     args = parser.parse_args(argv)
-    settings = from_arguments(args)
-    import ray
-
-    try:
+    try:  # every message names its file or flag: one line, no traceback
+        settings = settings_from(args, parser.prog)
         check_outputs(args, {"--out": args.out}, {"pairs": args.pairs})
         cands, refs = pairs_from_rows(
             read_rows(args.pairs),
             args.candidate_column,
             args.reference_column,
+            source=args.pairs,
             boxes=("--candidate-column", "--reference-column"),
         )
-    except ValueError as error:
-        print(f"error: {args.pairs}: {error}", file=sys.stderr)
+    except (ValueError, TypeError) as error:
+        print(f"error: {in_flags(str(error))}", file=sys.stderr)
         return 2
+    import ray
+
     if not ray.is_initialized():
         ray.init(address=args.address)
     options = {name: value for name, value in vars(args).items() if name in Settings.names() and name != "idf"}
+    options["model_type"] = settings.model_type  # the embedded default where no -m or --lang was given
     P, R, F = score_with_ray(
         cands,
         refs,

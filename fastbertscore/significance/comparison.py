@@ -77,11 +77,8 @@ class Comparison:
     @property
     def signature(self) -> str:
         """The scores' signature plus what the intervals and p-values depend on."""
-        parts = [
-            self.scores_signature,
-            f"test:{self.test or 'none'}",
-            f"{'trials' if self.test == 'ar' else 'resamples'}:{self.n_samples}",
-        ]
+        samples = f"{'trials' if self.test == 'ar' else 'resamples'}:{self.n_samples}"
+        parts = [self.scores_signature, f"test:{self.test or 'none'}", samples]
         if self.test == "ar":
             parts.append(f"resamples:{AR_CONFIDENCE_SAMPLES}")
         return "|".join(parts + [f"seed:{'none' if self.seed is None else self.seed}"])
@@ -92,11 +89,8 @@ class Comparison:
         return {s.name: s.to_dict() for s in self.systems}
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"signature": self.signature, "baseline": self.baseline, "systems": self.to_dict()},
-            ensure_ascii=False,
-            indent=1,
-        )
+        payload = {"signature": self.signature, "baseline": self.baseline, "systems": self.to_dict()}
+        return json.dumps(payload, ensure_ascii=False, indent=1)
 
     def _rows(self) -> tuple[list[str], list[list[str]]]:
         header = ["System", "P (μ ± 95% CI)", "R (μ ± 95% CI)", "F1 (μ ± 95% CI)"]
@@ -184,7 +178,7 @@ def compare(
     names, outputs, refs = _check(systems, references, baseline, test, n_samples, seed)
     n_samples = n_samples if n_samples is not None else DEFAULT_SAMPLES[test or "bs"]  # no test: as with "bs"
     result = run(
-        _pairs(names, outputs, refs, label or _default_label),
+        _pairs(names, outputs, refs, label),
         settings,
         scorer=scorer,
         caller="compare()",
@@ -199,11 +193,18 @@ def compare(
     return Comparison(results, test, n_samples, seed, short, dict(zip(names, segments, strict=True)))  # each (3, segs)
 
 
-def _pairs(names: list[str], outputs: list[list[str]], refs: list, label: Label) -> Pairs:
-    """Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once."""
+def _pairs(names: list[str], outputs: list[list[str]], refs: list, label: Label | None) -> Pairs:
+    """Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
+    A ``label`` is tried once here, so that a bad one fails before any model work, not at the first warning."""
+    try:
+        named = label is None or isinstance(label(names[0], 0, None), str)
+    except TypeError as error:
+        raise TypeError(f"label must be a callable (system or None, segment, k) -> str: {error}") from None
+    if not named:
+        raise TypeError(f"label must return a str, got {type(label(names[0], 0, None)).__name__}")  # type: ignore[misc]
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
     pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
-    return replace(pairs, names=partial(_name, names, label))
+    return replace(pairs, names=partial(_name, names, _default_label if label is None else label))
 
 
 def _name(names: list[str], label: Label, side: str, i: int, k: int | None) -> str:

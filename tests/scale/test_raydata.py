@@ -97,3 +97,16 @@ def test_the_drivers_counts_give_one_process_idf_over_one_or_several_references(
 def test_bad_input_is_refused_on_the_driver(cluster):
     with pytest.raises(TypeError, match=r"refs\[1\]"):
         score_with_ray(["a", "b"], ["x", None], model_type=MINILM)
+
+
+def test_the_command_refuses_bad_input_in_one_line_before_ray_starts(tmp_path, capsys):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("candidate,reference\na,b\n", encoding="utf-8")
+    out = str(tmp_path / "s.tsv")
+    # no -m: the embedded default model, as bertscore takes it (it was a traceback from inside the settings)
+    assert main([str(pairs), "--out", out, "--reference-column", "ref"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "using the embedded default model" in err[0]
+    assert err[1:] == [f"error: --reference-column names 'ref', not a column of {pairs}; it has: candidate, reference"]
+    assert main([str(pairs), "--out", out, "-m", MINILM, "--memory_mb", "-5"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --memory_mb must be a positive integer, got -5"

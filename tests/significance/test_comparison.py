@@ -276,3 +276,17 @@ def test_compare_command_on_a_whole_shared_test_set(tmp_path, capsys):
         0 <= row["f1_ci"] < 0.1 and (row["p_value"] is None) == (name == files[0].name)
         for name, row in out["systems"].items()
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "said"),
+    [
+        ("oops", "label must be a callable"),
+        (lambda s: s, "label must be a callable"),
+        (lambda s, i, k: 1, "return a str"),
+    ],
+)
+def test_a_bad_label_is_refused_before_any_model_work(label, said):
+    # the model folder does not exist: the label's error comes first, not the model's (nor late, at a warning)
+    with pytest.raises(TypeError, match=said):
+        fb.compare({"A": ["x", "y"], "B": ["y", "z"]}, ["r", "s"], model_type="/no/such/model", label=label)
