@@ -69,19 +69,22 @@ class Pieces:
     special: list[bool]
 
 
+def _cut_at(max_length: int | None) -> dict[str, object]:
+    """What both tokenizer calls pass: special tokens added, cut at ``max_length`` tokens (``None``: not cut), and
+    no "sequence longer than the maximum" notice (cuts are counted and reported by the callers)."""
+    return {
+        "add_special_tokens": True,
+        "truncation": max_length is not None,
+        "max_length": max_length,
+        "verbose": False,
+    }
+
+
 def pieces(tokenizer: PreTrainedTokenizerBase, text: str, max_length: int | None) -> Pieces:
     """Tokenize ``text`` exactly as :func:`tokenize` does, keeping offsets and word ids."""
     stripped = text.strip()
     shift = len(text) - len(text.lstrip())
-    enc = tokenizer(
-        stripped,
-        add_special_tokens=True,
-        truncation=max_length is not None,
-        max_length=max_length,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        verbose=False,
-    )
+    enc = tokenizer(stripped, **_cut_at(max_length), return_offsets_mapping=True, return_special_tokens_mask=True)
     special = [bool(flag) for flag in enc["special_tokens_mask"]]
     spans = [
         (0, 0) if sp else (start + shift, end + shift)
@@ -104,15 +107,9 @@ def _token_ids(tokenizer: PreTrainedTokenizerBase, texts: list[str], max_length:
             ids.extend(backend.ids(chunk))
             continue
         ids.extend(
-            tokenizer(
-                chunk,
-                add_special_tokens=True,
-                truncation=max_length is not None,
-                max_length=max_length,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-                verbose=False,  # the "sequence longer than the maximum" notice; we count and report cuts ourselves
-            )["input_ids"]
+            tokenizer(chunk, **_cut_at(max_length), return_attention_mask=False, return_token_type_ids=False)[
+                "input_ids"
+            ]
         )
     return ids
 
