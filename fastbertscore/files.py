@@ -130,9 +130,10 @@ def pairs_from_rows(
     refs: list[list[str]] = []
     for number, row in enumerate(rows, start=1):
         texts: list[str] = []
-        for index, (box, name) in enumerate(named):  # the candidate first: one text; a reference's cell may hold
-            cell = row.get(name)  # a JSON list of texts
-            cells = cell if isinstance(cell, list) and index else [cell]
+        for index, (box, name) in enumerate(named):  # the candidate first: one text; a reference's cell may hold a
+            if (cell := row.get(name)) is None:  # a short CSV row, a JSON line without the key or with null
+                raise ValueError(f"{box} {name!r} has no value in row {number} of {source}")
+            cells = cell if isinstance(cell, list) and index else [cell]  # JSON list of texts
             if not cells or not all(isinstance(text, str) for text in cells):
                 raise ValueError(f"{box} {name!r} holds {cell!r:.40} in row {number} of {source}, not text")
             if max_chars is not None and (longest := max(map(len, cast("list[str]", cells)))) > max_chars:

@@ -82,6 +82,8 @@ def test_rows_that_do_not_fit_the_columns_named_are_refused_naming_the_source_an
         pairs_from_rows(rows, "candidate", ["reference"], **flags)
     with pytest.raises(ValueError, match=r"^--candidate-column 'candidate' holds \['a'\] in row 1"):  # one text
         pairs_from_rows([{"candidate": ["a"], "reference": ["b"]}], "candidate", ["reference"], **flags)
+    with pytest.raises(ValueError, match=r"^--reference-column 'reference' has no value in row 2 of pairs.jsonl$"):
+        pairs_from_rows([rows[0], {"candidate": "c"}], "candidate", ["reference"], **flags)  # a line without the key
     assert pairs_from_rows(rows[:1] * 2, "candidate", ["reference", "candidate"]) == (["a", "a"], [["b", "a"]] * 2)
 
 

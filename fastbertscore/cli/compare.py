@@ -59,6 +59,8 @@ def _read(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[str] | l
     if not ref_files[0]:
         raise InputError(f"-r {args.refs[0]} is empty")
     references = ref_files[0] if len(ref_files) == 1 else [list(group) for group in zip(*ref_files, strict=True)]
+    if args.n_samples is not None and args.n_samples < 1:  # named by its flag, not by compare()'s keyword
+        raise InputError(f"--n-samples must be 1 or more, got {args.n_samples}")
     if args.test is not None and len(args.systems) < 2:
         flag = "--paired-bs" if args.test == "bs" else "--paired-ar"
         raise InputError(f"{flag} compares systems with a baseline: give at least two system files")

@@ -239,6 +239,7 @@ def test_compare_command_on_real_wmt_outputs(systems, tmp_path, capsys):
         ({"a.txt": ["x", "y"], "sub/a.txt": ["x", "y"]}, [], "two systems are named a.txt"),
         ({"a.txt": ["x", "y"], "b.txt": []}, [], "system file {b.txt} is empty"),
         ({"a.txt": ["x", "y"]}, ["--baseline", "c.txt"], "--baseline c.txt is not one of the systems: a.txt"),
+        ({"a.txt": ["x", "y"]}, ["--n-samples", "0"], "--n-samples must be 1 or more, got 0"),  # not n_samples
     ],
 )
 def test_compare_command_refuses_bad_input_in_one_line(tmp_path, capsys, files, flags, message):

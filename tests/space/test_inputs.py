@@ -128,7 +128,7 @@ PAIRS = "candidate,reference\na,b\n"
             PAIRS + "c\n",
             "candidate",
             "reference",
-            "Reference column(s) 'reference' holds None in row 2 of short.csv, not text",
+            "Reference column(s) 'reference' has no value in row 2 of short.csv",
         ),
         (
             "number.jsonl",
