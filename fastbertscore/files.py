@@ -136,12 +136,13 @@ def pairs_from_rows(
             cells = cell if isinstance(cell, list) and index else [cell]  # JSON list of texts
             if not cells or not all(isinstance(text, str) for text in cells):
                 raise ValueError(f"{box} {name!r} holds {cell!r:.40} in row {number} of {source}, not text")
-            if max_chars is not None and (longest := max(map(len, cast("list[str]", cells)))) > max_chars:
+            strings = cast("list[str]", cells)
+            if max_chars is not None and (longest := max(map(len, strings))) > max_chars:
                 raise ValueError(
                     f"{box} {name!r} holds a text of {longest:,} characters in row {number} of {source}; "
                     f"{taker} takes at most {max_chars:,} per text"
                 )
-            texts.extend(cast("list[str]", cells))
+            texts.extend(strings)
         cands.append(texts[0])
         refs.append(texts[1:])
     multi = any(len(group) > 1 for group in refs)

@@ -196,12 +196,13 @@ def compare(
 def _pairs(names: list[str], outputs: list[list[str]], refs: list, label: Label | None) -> Pairs:
     """Segment by segment, the systems side by side: a reference, or an output systems share, is embedded once.
     A ``label`` is tried once here, so that a bad one fails before any model work, not at the first warning."""
-    try:
-        named = label is None or isinstance(label(names[0], 0, None), str)
-    except TypeError as error:
-        raise TypeError(f"label must be a callable (system or None, segment, k) -> str: {error}") from None
-    if not named:
-        raise TypeError(f"label must return a str, got {type(label(names[0], 0, None)).__name__}")  # type: ignore[misc]
+    if label is not None:
+        try:
+            named = label(names[0], 0, None)
+        except TypeError as error:
+            raise TypeError(f"label must be a callable (system or None, segment, k) -> str: {error}") from None
+        if not isinstance(named, str):
+            raise TypeError(f"label must return a str, got {type(named).__name__}")
     cands = [outputs[s][i] for i in range(len(refs)) for s in range(len(names))]
     pairs = check_pairs(cands, [refs[i] for i in range(len(refs)) for _ in names])
     return replace(pairs, names=partial(_name, names, _default_label if label is None else label))
